@@ -1,0 +1,7 @@
+"""pytest-retrieval-bench: benchmark code-retrieval rankers as pytest items."""
+
+from pytest_retrieval_bench.arms.base import Answer, Arm, Request, SnapshotHandle
+
+__version__ = "0.1.0"
+
+__all__ = ["Answer", "Arm", "Request", "SnapshotHandle", "__version__"]

@@ -1,0 +1,105 @@
+"""The bench's own chunk-level reference rankers, so published leaderboard numbers reproduce.
+
+Scores are computed in the same operation order as the bench's `rank_chunks_with_scores`
+(`arb-lexical`) and `rank_chunks_bm25_with_scores` (`arb-bm25`, k1 1.5) so that ties break
+identically; every chunk is ranked, as there, and the ranking is the distinct paths in order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from pytest_retrieval_bench.arms.base import Answer, Request
+from pytest_retrieval_bench.arms.lexical import NOT_APPLICABLE, RANKING_CAP
+from pytest_retrieval_bench.arms.tokens import bench_tokens
+from pytest_retrieval_bench.index import ChunkIndex
+
+ARB_BM25_K1 = 1.5
+ARB_BM25_B = 0.75
+
+
+def lexical_chunk_scores(index: ChunkIndex, query_text: str) -> np.ndarray:
+    """`rank_chunks_with_scores`: log-weighted overlap, path/basename/symbol bonuses, sqrt norm."""
+    query_counts = Counter(bench_tokens(query_text))
+    total = max(1, len(index.paths))
+    scores = np.zeros(len(index.paths), dtype=np.float64)
+    for token, count in query_counts.items():
+        docs, _ = index.postings.get(token)
+        if len(docs):
+            weight = (1.0 + math.log(count)) * math.log((total + 1) / (1 + len(docs)) + 1.0)
+            scores[docs] += weight
+    lowered_query = query_text.lower()
+    path_hits: dict[str, tuple[bool, bool]] = {}
+    for position, path in enumerate(index.paths):
+        hit = path_hits.get(path)
+        if hit is None:
+            lowered = path.lower()
+            hit = path_hits[path] = (bool(lowered) and lowered in lowered_query, False)
+        if hit[0]:
+            scores[position] += 25.0
+        basename = index.basenames[position]
+        if basename and basename in lowered_query:
+            scores[position] += 8.0
+        symbol = index.symbols[position]
+        if symbol and symbol.lower() in lowered_query:
+            scores[position] += 5.0
+    return scores / np.maximum(1.0, np.sqrt(index.distinct_counts.astype(np.float64)))
+
+
+def bm25_chunk_scores(index: ChunkIndex, query_text: str, k1: float = ARB_BM25_K1, b: float = ARB_BM25_B) -> np.ndarray:
+    """`rank_chunks_bm25_with_scores`: BM25 with the query's term counts as weights."""
+    query_counts = Counter(bench_tokens(query_text))
+    size = len(index.paths)
+    total = max(1, size)
+    scores = np.zeros(size, dtype=np.float64)
+    mean_length = float(index.token_counts.sum()) / size if size else 0.0
+    length_norm = np.full(size, 1.0 - b)
+    if mean_length > 0:
+        length_norm = length_norm + b * (index.token_counts / mean_length)
+    for token, query_count in query_counts.items():
+        docs, counts = index.postings.get(token)
+        if not len(docs):
+            continue
+        frequency = len(docs)
+        idf = math.log(1.0 + (total - frequency + 0.5) / (frequency + 0.5))
+        tf = counts.astype(np.float64)
+        denominator = tf + k1 * length_norm[docs]
+        scores[docs] += query_count * idf * ((tf * (k1 + 1.0)) / denominator)
+    return scores
+
+
+def _distinct_paths(index: ChunkIndex, scores: np.ndarray | None) -> list[str]:
+    if scores is None:
+        order = range(len(index.paths))
+    else:
+        order = np.lexsort((index.tiebreak, -scores))
+    ranking: list[str] = []
+    seen: set[str] = set()
+    for position in order:
+        path = index.paths[position]
+        if path and path not in seen:
+            seen.add(path)
+            ranking.append(path)
+            if len(ranking) >= RANKING_CAP:
+                break
+    return ranking
+
+
+@dataclass(frozen=True)
+class ArbReferenceArm:
+    """`arb-lexical` or `arb-bm25` over the snapshot's chunk rows (file rows only for trees)."""
+
+    name: str
+    uses_index: ClassVar[bool] = True
+
+    def retrieve(self, request: Request) -> Answer:
+        index: ChunkIndex = request.snapshot.chunk_index()  # type: ignore[attr-defined]
+        if not bench_tokens(request.query_text):
+            return Answer(ranking=_distinct_paths(index, None), cache_state=NOT_APPLICABLE)
+        scorer = bm25_chunk_scores if self.name == "arb-bm25" else lexical_chunk_scores
+        return Answer(ranking=_distinct_paths(index, scorer(index, request.query_text)), cache_state=NOT_APPLICABLE)

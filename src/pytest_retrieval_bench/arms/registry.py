@@ -1,0 +1,31 @@
+"""Which arms exist and which a run selects: built-ins plus arms registered by the user's plugins."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from pytest_retrieval_bench.arms.arb_reference import ArbReferenceArm
+from pytest_retrieval_bench.arms.base import Arm
+from pytest_retrieval_bench.arms.lexical import BM25Arm, GrepArm, GrepIdentArm
+from pytest_retrieval_bench.errors import BenchError
+
+BUILTIN_ARMS = ("grep", "grep-ident", "bm25:all", "bm25:ident", "arb-lexical", "arb-bm25")
+ALIASES = {"bm25": ("bm25:all", "bm25:ident"), "lexical": BUILTIN_ARMS, "arb": ("arb-lexical", "arb-bm25")}
+
+
+def builtin_arms() -> dict[str, Arm]:
+    arms: list[Arm] = [GrepArm(), GrepIdentArm(), BM25Arm("bm25:all"), BM25Arm("bm25:ident"), ArbReferenceArm("arb-lexical"), ArbReferenceArm("arb-bm25")]
+    return {arm.name: arm for arm in arms}
+
+
+def select_arms(requested: Iterable[str], available: dict[str, Arm]) -> list[str]:
+    """Expand aliases, keep first-mention order, refuse unknown names with the known ones listed."""
+    names: list[str] = []
+    for entry in requested:
+        for name in ALIASES.get(entry, (entry,)):
+            if name not in available:
+                known = ", ".join(sorted([*available, *ALIASES]))
+                raise BenchError(f"unknown arm {name!r} in --bench-arms (known: {known})")
+            if name not in names:
+                names.append(name)
+    return names

@@ -1,0 +1,51 @@
+"""Find a sample's snapshot in SPEC 2's order: explicit, release corpus, git repositories."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from pytest_retrieval_bench.corpus.chunks import find_chunk_file, read_chunk_file
+from pytest_retrieval_bench.corpus.snapshot import Snapshot
+from pytest_retrieval_bench.corpus.tree import find_repository, read_directory, read_git_tree, read_worktree
+from pytest_retrieval_bench.errors import SnapshotError
+
+
+@dataclass
+class SnapshotResolver:
+    """Resolution order: --bench-snapshot, then --bench-corpus directories, then --bench-repos."""
+
+    explicit: dict[str, Path] = field(default_factory=dict)
+    corpus_dirs: list[Path] = field(default_factory=list)
+    repos_dir: Path | None = None
+    lazy_corpus_dirs: list[Callable[[], list[Path]]] = field(default_factory=list)
+
+    def _all_corpus_dirs(self) -> list[Path]:
+        dirs = list(self.corpus_dirs)
+        for provider in self.lazy_corpus_dirs:
+            dirs.extend(provider())
+        return dirs
+
+    def load(self, repo: str, commit: str) -> Snapshot:
+        key = f"{repo}@{commit}"
+        if key in self.explicit:
+            path = self.explicit[key]
+            if not path.is_dir():
+                raise SnapshotError(f"--bench-snapshot {key}={path}: not a directory")
+            if (path / ".git").exists():
+                return read_worktree(path, repo, commit)
+            return read_directory(path, repo, commit)
+        searched: list[str] = []
+        for corpus_dir in self._all_corpus_dirs():
+            chunk_file = find_chunk_file(corpus_dir, repo, commit)
+            if chunk_file is not None:
+                return read_chunk_file(chunk_file, repo, commit)
+            searched.append(f"corpus {corpus_dir}")
+        if self.repos_dir is not None:
+            repository = find_repository(self.repos_dir, repo)
+            if repository is not None:
+                return read_git_tree(repository, repo, commit)
+            searched.append(f"repositories {self.repos_dir}")
+        where = "; searched " + ", ".join(searched) if searched else "; no --bench-snapshot, --bench-corpus or --bench-repos given"
+        raise SnapshotError(f"no snapshot for {key}{where}")

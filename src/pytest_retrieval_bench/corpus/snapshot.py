@@ -1,0 +1,115 @@
+"""One snapshot in memory: its text files, its other paths, its chunk rows, a private copy on demand."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import orjson
+
+MAX_TEXT_BYTES = 1_048_576
+
+
+def as_text(data: bytes) -> str | None:
+    """SPEC 2's text-file rule: under 1 MiB, no NUL byte, decoded as UTF-8 with replacement."""
+    if len(data) >= MAX_TEXT_BYTES or b"\x00" in data:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def check_relative_path(path: str) -> str | None:
+    """Why a path may not be written inside a snapshot, or None when it is safe."""
+    if not path:
+        return "empty path"
+    if path.startswith("/") or (len(path) > 1 and path[1] == ":") or path.startswith("\\"):
+        return f"absolute path {path!r}"
+    if any(part == ".." for part in path.replace("\\", "/").split("/")):
+        return f"path {path!r} has a '..' component"
+    return None
+
+
+@dataclass
+class Snapshot:
+    """A repository at a base commit, as the lexical arms and the arm API see it."""
+
+    repo: str
+    commit: str
+    origin: str
+    texts: dict[str, str]
+    other_paths: tuple[str, ...] = ()
+    chunk_rows: list[dict[str, Any]] | None = None
+    writer: Callable[[Path], None] | None = None
+    directory_provider: Callable[["Snapshot"], Path] | None = field(default=None, repr=False)
+    index_loader: Callable[["Snapshot"], tuple[Any, Any]] | None = field(default=None, repr=False)
+    _digest: str | None = field(default=None, repr=False)
+    _indexes: tuple[Any, Any] | None = field(default=None, repr=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.repo}@{self.commit}"
+
+    def paths(self) -> list[str]:
+        return sorted([*self.texts, *self.other_paths])
+
+    def read_text(self, path: str) -> str | None:
+        return self.texts.get(path)
+
+    def text_files(self) -> Iterator[tuple[str, str]]:
+        for path in sorted(self.texts):
+            yield path, self.texts[path]
+
+    def directory(self) -> Path:
+        if self.directory_provider is None:
+            raise RuntimeError("this snapshot has no private copy provider")
+        return self.directory_provider(self)
+
+    def _load_indexes(self) -> tuple[Any, Any]:
+        if self._indexes is None:
+            if self.index_loader is None:
+                raise RuntimeError("this snapshot has no index loader")
+            self._indexes = self.index_loader(self)
+            self.chunk_rows = None  # only needed to build the chunk index; frees a copy of the text
+        return self._indexes
+
+    def lexical_index(self) -> Any:
+        """The shared whole-file `LexicalIndex` (built or loaded from the cache on first use)."""
+        return self._load_indexes()[0]
+
+    def chunk_index(self) -> Any:
+        """The shared `ChunkIndex` over the chunk rows (or one file chunk per text file)."""
+        return self._load_indexes()[1]
+
+    def path_set(self) -> frozenset[str]:
+        cached = self.__dict__.get("_path_set")
+        if cached is None:
+            cached = self.__dict__["_path_set"] = frozenset(self.texts) | frozenset(self.other_paths)
+        return cached
+
+    def content_digest(self) -> str:
+        """sha256 over sorted (path, text sha256) of text files, other paths' names, chunk rows.
+
+        Keys the on-disk index cache: same text files, same index.
+        """
+        if self._digest is None:
+            digest = hashlib.sha256()
+            for path, text in self.text_files():
+                digest.update(path.encode("utf-8") + b"\0")
+                digest.update(hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).digest())
+            for path in sorted(self.other_paths):
+                digest.update(b"\1" + path.encode("utf-8") + b"\0")
+            for row in self.chunk_rows or ():
+                digest.update(b"\2" + hashlib.sha256(orjson.dumps(row, option=orjson.OPT_SORT_KEYS)).digest())
+            self._digest = digest.hexdigest()
+        return self._digest
+
+    def write_to(self, target: Path) -> None:
+        """Write the snapshot's files under `target` (used for the private copy only)."""
+        if self.writer is not None:
+            self.writer(target)
+            return
+        for path, text in self.texts.items():
+            destination = target / path
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            destination.write_bytes(text.encode("utf-8", errors="surrogatepass"))

@@ -1,0 +1,116 @@
+"""Snapshots from a plain directory or from a git repository's tree at a commit."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from pytest_retrieval_bench.corpus.snapshot import Snapshot, as_text
+from pytest_retrieval_bench.errors import SnapshotError
+
+_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
+
+
+def git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
+    """Run git read-only in `repo`; a failure is a snapshot error with git's own words."""
+    env = {**os.environ, **_GIT_ENV}
+    result = subprocess.run(["git", "-C", str(repo), *args], input=input, capture_output=True, env=env, check=False)
+    if result.returncode != 0:
+        message = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise SnapshotError(f"git {' '.join(args[:2])} failed in {repo}: {message[0] if message else result.returncode}")
+    return result.stdout
+
+
+def read_directory(root: Path, repo: str, commit: str) -> Snapshot:
+    """Every regular file below `root` except `.git`; symbolic links are not followed."""
+    texts: dict[str, str] = {}
+    others: list[str] = []
+    for directory, subdirs, files in os.walk(root, followlinks=False):
+        subdirs[:] = sorted(name for name in subdirs if name != ".git")
+        for name in sorted(files):
+            full = Path(directory, name)
+            if full.is_symlink() or not full.is_file():
+                continue
+            relative = full.relative_to(root).as_posix()
+            try:
+                text = as_text(full.read_bytes())
+            except OSError as error:
+                raise SnapshotError(f"cannot read {full}: {error.strerror or error}") from error
+            if text is None:
+                others.append(relative)
+            else:
+                texts[relative] = text
+    return Snapshot(repo=repo, commit=commit, origin=str(root), texts=texts, other_paths=tuple(sorted(others)), writer=lambda target: _copy_tree(root, target))
+
+
+def _copy_tree(root: Path, target: Path) -> None:
+    import shutil
+
+    shutil.copytree(root, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git"), symlinks=True)
+
+
+def read_git_tree(repo_dir: Path, repo: str, commit: str) -> Snapshot:
+    """The tree at `commit` read with `git ls-tree` and `git cat-file --batch` (bare or not)."""
+    listing = git(repo_dir, "ls-tree", "-r", "-z", "--full-tree", commit)
+    entries: list[tuple[str, str]] = []
+    for record in listing.split(b"\0"):
+        if not record:
+            continue
+        meta, _, name = record.partition(b"\t")
+        mode, kind, sha = meta.split(b" ")
+        if kind == b"blob" and mode != b"120000":
+            entries.append((name.decode("utf-8", "surrogateescape"), sha.decode()))
+    batch = git(repo_dir, "cat-file", "--batch", input="".join(f"{sha}\n" for _, sha in entries).encode())
+    texts: dict[str, str] = {}
+    others: list[str] = []
+    offset = 0
+    for path, _sha in entries:
+        header_end = batch.index(b"\n", offset)
+        size = int(batch[offset:header_end].split(b" ")[2])
+        data = batch[header_end + 1 : header_end + 1 + size]
+        offset = header_end + 1 + size + 1
+        text = as_text(data)
+        if text is None:
+            others.append(path)
+        else:
+            texts[path] = text
+    return Snapshot(
+        repo=repo,
+        commit=commit,
+        origin=f"{repo_dir}@{commit}",
+        texts=texts,
+        other_paths=tuple(sorted(others)),
+        writer=lambda target: _export_git(repo_dir, commit, target),
+    )
+
+
+def _export_git(repo_dir: Path, commit: str, target: Path) -> None:
+    import tarfile
+    import io
+
+    archive = git(repo_dir, "archive", "--format=tar", commit)
+    with tarfile.open(fileobj=io.BytesIO(archive)) as handle:
+        handle.extractall(target, filter="data")
+
+
+def read_worktree(path: Path, repo: str, commit: str) -> Snapshot:
+    """A git worktree must be clean and at `commit`; its tree is then read from git itself."""
+    head = git(path, "rev-parse", "HEAD").decode().strip()
+    if head != commit:
+        raise SnapshotError(f"snapshot {path} is a git worktree at {head}, not at {commit}")
+    dirty = git(path, "status", "--porcelain", "--untracked-files=normal").decode("utf-8", "replace")
+    if dirty.strip():
+        first = dirty.strip().splitlines()[0]
+        raise SnapshotError(f"snapshot {path} is a git worktree with uncommitted changes (first: {first!r})")
+    return read_git_tree(path, repo, commit)
+
+
+def find_repository(repos_dir: Path, repo: str) -> Path | None:
+    """`OWNER__NAME`, `OWNER+NAME` or `OWNER/NAME` below `repos_dir`, bare (`.git` suffix) or not."""
+    owner, name = repo.split("/", 1)
+    for relative in (f"{owner}__{name}", f"{owner}+{name}", f"{owner}/{name}"):
+        for candidate in (repos_dir / relative, repos_dir / f"{relative}.git"):
+            if candidate.is_dir():
+                return candidate
+    return None

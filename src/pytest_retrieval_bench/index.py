@@ -1,0 +1,155 @@
+"""Per-snapshot lexical indexes: a vocabulary and numpy postings, built once, queried by arrays.
+
+`LexicalIndex` serves grep, grep-ident and both BM25 arms over whole text files; `ChunkIndex`
+serves the bench's own chunk-level reference rankers. Both are plain arrays so they can be
+cached on disk (see `index_cache`) and so that a query touches only its terms' postings.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any, Iterable
+
+import numpy as np
+
+from pytest_retrieval_bench.arms.tokens import bench_tokens, word_runs
+
+_EMPTY_I32 = np.zeros(0, dtype=np.int32)
+
+
+@dataclass
+class Postings:
+    """Compressed term -> (document ids, counts) lists; documents ascending within a term."""
+
+    terms: list[str]
+    offsets: np.ndarray
+    docs: np.ndarray
+    counts: np.ndarray
+
+    def __post_init__(self) -> None:
+        self.vocab = {term: position for position, term in enumerate(self.terms)}
+
+    def get(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        position = self.vocab.get(term)
+        if position is None:
+            return _EMPTY_I32, _EMPTY_I32
+        start, end = self.offsets[position], self.offsets[position + 1]
+        return self.docs[start:end], self.counts[start:end]
+
+    def document_frequency(self, term: str) -> int:
+        position = self.vocab.get(term)
+        return 0 if position is None else int(self.offsets[position + 1] - self.offsets[position])
+
+    @classmethod
+    def build(cls, documents: Iterable[Iterable[str]]) -> "Postings":
+        vocab: dict[str, int] = {}
+        term_ids: list[int] = []
+        doc_ids: list[int] = []
+        counts: list[int] = []
+        for doc_id, tokens in enumerate(documents):
+            for token, count in Counter(tokens).items():
+                term_ids.append(vocab.setdefault(token, len(vocab)))
+                doc_ids.append(doc_id)
+                counts.append(count)
+        term_array = np.asarray(term_ids, dtype=np.int32)
+        order = np.argsort(term_array, kind="stable")
+        offsets = np.zeros(len(vocab) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(term_array, minlength=len(vocab)), out=offsets[1:])
+        return cls(
+            terms=list(vocab),
+            offsets=offsets,
+            docs=np.asarray(doc_ids, dtype=np.int32)[order],
+            counts=np.asarray(counts, dtype=np.int32)[order],
+        )
+
+
+@dataclass
+class LexicalIndex:
+    """Whole-file indexes over a snapshot's text files (sorted paths = document ids)."""
+
+    paths: list[str]
+    doc_lengths: np.ndarray
+    content: Postings
+    path_tokens: Postings
+    words: Postings
+
+    @classmethod
+    def build(cls, text_files: Iterable[tuple[str, str]]) -> "LexicalIndex":
+        paths: list[str] = []
+        lengths: list[int] = []
+        content_docs: list[list[str]] = []
+        word_docs: list[list[str]] = []
+        for path, text in text_files:
+            paths.append(path)
+            tokens = bench_tokens(text)
+            lengths.append(len(tokens))
+            content_docs.append(tokens)
+            word_docs.append(word_runs(text))
+        content = Postings.build(content_docs)
+        del content_docs
+        words = Postings.build(word_docs)
+        del word_docs
+        return cls(
+            paths=paths,
+            doc_lengths=np.asarray(lengths, dtype=np.int64),
+            content=content,
+            path_tokens=Postings.build(bench_tokens(path) for path in paths),
+            words=words,
+        )
+
+    @property
+    def lowered_paths(self) -> list[str]:
+        cached = self.__dict__.get("_lowered")
+        if cached is None:
+            cached = self.__dict__["_lowered"] = [path.lower() for path in self.paths]
+        return cached
+
+
+def chunk_text(row: dict[str, Any]) -> str:
+    """The bench's `chunk_text`: path, symbol, kind and text joined by spaces, empty parts dropped."""
+    return " ".join(str(part) for part in (row.get("path"), row.get("symbol"), row.get("kind"), row.get("text")) if part)
+
+
+@dataclass
+class ChunkIndex:
+    """Chunk-level postings in the chunk file's order, for the bench's reference rankers."""
+
+    paths: list[str]
+    chunk_ids: list[str]
+    symbols: list[str]
+    tiebreak: np.ndarray
+    token_counts: np.ndarray
+    distinct_counts: np.ndarray
+    postings: Postings
+
+    @classmethod
+    def build(cls, rows: list[dict[str, Any]]) -> "ChunkIndex":
+        token_lists = [bench_tokens(chunk_text(row)) for row in rows]
+        paths = [str(row.get("path", "")) for row in rows]
+        chunk_ids = [str(row.get("chunk_id", "")) for row in rows]
+        order = sorted(range(len(rows)), key=lambda i: (paths[i], chunk_ids[i]))
+        tiebreak = np.empty(len(rows), dtype=np.int64)
+        tiebreak[np.asarray(order, dtype=np.int64)] = np.arange(len(rows), dtype=np.int64)
+        return cls(
+            paths=paths,
+            chunk_ids=chunk_ids,
+            symbols=[str(row.get("symbol") or "") for row in rows],
+            tiebreak=tiebreak,
+            token_counts=np.asarray([len(tokens) for tokens in token_lists], dtype=np.int64),
+            distinct_counts=np.asarray([len(set(tokens)) for tokens in token_lists], dtype=np.int64),
+            postings=Postings.build(token_lists),
+        )
+
+    @property
+    def basenames(self) -> list[str]:
+        cached = self.__dict__.get("_basenames")
+        if cached is None:
+            cached = self.__dict__["_basenames"] = [PurePosixPath(path).name.lower() for path in self.paths]
+        return cached
+
+
+def file_chunks(text_files: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
+    """For sources without chunk rows: one `kind: file` chunk per text file, chunk_id = path."""
+    return [{"path": path, "kind": "file", "symbol": "", "chunk_id": path, "text": text} for path, text in text_files]

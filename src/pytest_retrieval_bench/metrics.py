@@ -1,0 +1,70 @@
+"""Per-item scoring (SPEC 4): an answer's ranking against a sample's gold, after given files go."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+CUTOFFS = (5, 10, 20)
+
+
+def cutoffs(limit: int) -> list[int]:
+    return [k for k in CUTOFFS if k <= limit]
+
+
+def scored_ranking(ranking: Sequence[str], given: Sequence[str], limit: int) -> list[str]:
+    """R: the ranking without given files (never a success), distinct, cut to the limit."""
+    excluded = set(given)
+    out: list[str] = []
+    for path in ranking:
+        if path not in excluded and path not in out:
+            out.append(path)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def rank_of_first_gold(ranking: Sequence[str], gold: Sequence[str]) -> int | None:
+    targets = set(gold)
+    for position, path in enumerate(ranking, start=1):
+        if path in targets:
+            return position
+    return None
+
+
+def positive_metrics(ranking: Sequence[str], gold: Sequence[str], hard_negatives: Sequence[str], limit: int) -> dict[str, float]:
+    """recall, hit, precision, f1, ndcg, accuracy, hard-negative hits at each k; mrr@k at the limit."""
+    targets = set(gold)
+    negatives = set(hard_negatives)
+    metrics: dict[str, float] = {}
+    for k in cutoffs(limit):
+        top = ranking[:k]
+        found = sum(1 for path in top if path in targets)
+        recall = found / len(targets)
+        precision = found / min(k, len(top)) if top else 0.0
+        metrics[f"recall@{k}"] = recall
+        metrics[f"hit@{k}"] = 1.0 if found else 0.0
+        metrics[f"precision@{k}"] = precision
+        metrics[f"f1@{k}"] = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        metrics[f"accuracy@{k}"] = 1.0 if found == len(targets) else 0.0
+        metrics[f"hard_negative_hits@{k}"] = float(sum(1 for path in top if path in negatives))
+        dcg = sum(1.0 / math.log2(position + 2) for position, path in enumerate(top) if path in targets)
+        ideal = sum(1.0 / math.log2(position + 2) for position in range(min(len(targets), k)))
+        metrics[f"ndcg@{k}"] = dcg / ideal
+    first = rank_of_first_gold(ranking[:limit], gold)
+    metrics["mrr@k"] = 1.0 / first if first else 0.0
+    return metrics
+
+
+def zero_metrics(limit: int) -> dict[str, float]:
+    """An errored positive item scores zero on every metric."""
+    return {name: 0.0 for name in positive_metrics([], ["-"], [], limit)}
+
+
+def selective_success(no_gold: bool, abstained: bool, errored: bool, ranking: Sequence[str], gold: Sequence[str]) -> bool:
+    """No-gold samples succeed by abstaining; positive ones by answering with a gold file in R."""
+    if errored:
+        return False
+    if no_gold:
+        return abstained
+    return not abstained and rank_of_first_gold(ranking, gold) is not None

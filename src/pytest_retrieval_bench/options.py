@@ -1,0 +1,169 @@
+"""Command-line options and ini keys, parsed once into a frozen `Settings`.
+
+Every option is also an ini key (`--bench-limit` <-> `bench_limit`); the command line wins.
+Paths from the command line are relative to the invocation directory, from ini to the rootdir.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+
+# (option, kind, help); kind: "paths" (repeatable), "path", "str", "list" (repeatable, comma-split), "int", "flag"
+OPTIONS: tuple[tuple[str, str, str], ...] = (
+    ("samples", "paths", "Samples file: .jsonl, .jsonl.zst or a release .tar.zst (repeatable). Without it the plugin stays out of the way."),
+    ("corpus", "paths", "Release corpus directory (manifest or OWNER__NAME/COMMIT.chunks.jsonl[.zst]) (repeatable)."),
+    ("snapshot", "list-raw", "OWNER/NAME@COMMIT=PATH: a directory or clean git worktree for one snapshot (repeatable)."),
+    ("repos", "path", "Directory of git repositories named OWNER__NAME, OWNER+NAME or OWNER/NAME (bare or not)."),
+    ("arms", "list", "Arms to run, comma-separated or repeated (aliases: lexical, bm25, arb). Default: every built-in arm."),
+    ("limit", "int", "k: ranking length scored (1..50, default 20)."),
+    ("report", "path", "Write the canonical JSON report here (and REPORT.registration.json before any arm runs)."),
+    ("replace-registration", "flag", "Replace an existing registration sidecar that differs from this run's."),
+    ("task-type", "str", "Only samples of this task type."),
+    ("max-samples", "int", "Only the first N samples by id (after --bench-task-type)."),
+    ("fold-map", "path", 'JSON {"owner/name": "A"|"B"}: each sample\'s partition; adds fold: groups.'),
+    ("baseline-arms", "list", "Arms the others are paired against (default: the built-in lexical arms)."),
+    ("cache-dir", "path", "Index cache directory (default: retrieval-bench under pytest's cache dir)."),
+    ("no-cache", "flag", "Do not read or write the index cache."),
+)
+LIMIT_MAX = 50
+
+
+def ini_name(option: str) -> str:
+    return "bench_" + option.replace("-", "_")
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("retrieval-bench", "retrieval benchmark (pytest-retrieval-bench)")
+    for option, kind, help_text in OPTIONS:
+        dest = ini_name(option)
+        if kind == "flag":
+            group.addoption(f"--bench-{option}", action="store_true", default=None, dest=dest, help=help_text)
+            parser.addini(dest, help_text, type="bool", default=False)
+        elif kind in ("paths", "list", "list-raw"):
+            group.addoption(f"--bench-{option}", action="append", default=None, dest=dest, help=help_text)
+            parser.addini(dest, help_text, type="linelist", default=[])
+        else:
+            group.addoption(f"--bench-{option}", action="store", default=None, dest=dest, help=help_text)
+            parser.addini(dest, help_text, type="string", default="")
+
+
+@dataclass(frozen=True)
+class Settings:
+    samples: tuple[Path, ...] = ()
+    corpus: tuple[Path, ...] = ()
+    snapshots: dict[str, Path] = field(default_factory=dict)
+    repos: Path | None = None
+    arms: tuple[str, ...] = ()
+    limit: int = 20
+    report: Path | None = None
+    replace_registration: bool = False
+    task_type: str | None = None
+    max_samples: int | None = None
+    fold_map_path: Path | None = None
+    fold_map: dict[str, str] = field(default_factory=dict)
+    fold_map_sha256: str | None = None
+    baseline_arms: tuple[str, ...] | None = None
+    cache_dir: Path | None = None
+    no_cache: bool = False
+
+    @property
+    def active(self) -> bool:
+        return bool(self.samples)
+
+
+def _raw(config: pytest.Config, option: str, kind: str) -> tuple[Any, Path]:
+    """The option's value and the directory its relative paths are relative to."""
+    dest = ini_name(option)
+    value = config.getoption(dest)
+    if value is not None:
+        return value, Path(config.invocation_params.dir)
+    return config.getini(dest), config.rootpath
+
+
+def _paths(values: list[str], base: Path) -> tuple[Path, ...]:
+    return tuple(base / value for value in values if value)
+
+
+_SNAPSHOT = re.compile(r"^(?P<repo>[^/@=\s]+/[^/@=\s]+)@(?P<commit>[0-9a-f]{40})=(?P<path>.+)$")
+
+
+def _fold_map(path: Path) -> tuple[dict[str, str], str]:
+    import hashlib
+
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise pytest.UsageError(f"--bench-fold-map {path}: cannot read: {error.strerror or error}") from error
+    try:
+        mapping = orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        raise pytest.UsageError(f"--bench-fold-map {path}: malformed JSON: {error}") from error
+    if not isinstance(mapping, dict) or not all(isinstance(v, str) and v in ("A", "B") for v in mapping.values()):
+        raise pytest.UsageError(f'--bench-fold-map {path}: expected {{"owner/name": "A" | "B"}}')
+    return mapping, hashlib.sha256(data).hexdigest()
+
+
+def read_settings(config: pytest.Config) -> Settings:
+    """Parse and validate every option; a bad value is a usage error naming the option."""
+    values: dict[str, Any] = {}
+    for option, kind, _ in OPTIONS:
+        raw, base = _raw(config, option, kind)
+        if kind == "paths":
+            values[option] = _paths(list(raw or []), base)
+        elif kind == "list":
+            values[option] = tuple(part.strip() for entry in (raw or []) for part in str(entry).split(",") if part.strip())
+        elif kind == "list-raw":
+            values[option] = [(entry, base) for entry in (raw or []) if entry]
+        elif kind == "flag":
+            values[option] = bool(raw)
+        elif kind == "path":
+            values[option] = base / raw if raw else None
+        elif kind == "int":
+            if raw in (None, ""):
+                values[option] = None
+            else:
+                try:
+                    values[option] = int(raw)
+                except ValueError:
+                    raise pytest.UsageError(f"--bench-{option}: expected a whole number, got {raw!r}") from None
+        else:
+            values[option] = raw or None
+    limit = values["limit"] if values["limit"] is not None else 20
+    if not 1 <= limit <= LIMIT_MAX:
+        raise pytest.UsageError(f"--bench-limit: must be between 1 and {LIMIT_MAX}, got {limit}")
+    if values["max-samples"] is not None and values["max-samples"] < 1:
+        raise pytest.UsageError(f"--bench-max-samples: must be at least 1, got {values['max-samples']}")
+    snapshots: dict[str, Path] = {}
+    for entry, base in values["snapshot"]:
+        match = _SNAPSHOT.match(entry)
+        if not match:
+            raise pytest.UsageError(f"--bench-snapshot {entry!r}: expected OWNER/NAME@COMMIT=PATH with a 40-hex commit")
+        snapshots[f"{match['repo']}@{match['commit']}"] = base / match["path"]
+    fold_map, fold_digest = _fold_map(values["fold-map"]) if values["fold-map"] else ({}, None)
+    return Settings(
+        samples=values["samples"],
+        corpus=values["corpus"],
+        snapshots=snapshots,
+        repos=values["repos"],
+        arms=values["arms"],
+        limit=limit,
+        report=values["report"],
+        replace_registration=values["replace-registration"],
+        task_type=values["task-type"],
+        max_samples=values["max-samples"],
+        fold_map_path=values["fold-map"],
+        fold_map=fold_map,
+        fold_map_sha256=fold_digest,
+        baseline_arms=values["baseline-arms"] or None,
+        cache_dir=values["cache-dir"],
+        no_cache=values["no-cache"],
+    )
+
+

@@ -1,0 +1,86 @@
+"""The registration: what a run measures, written before any arm runs and bound into the report.
+
+A run whose registration differs from an existing sidecar is a different run; it is refused
+unless the user asks to replace the sidecar, so results can't silently mix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from pathlib import Path
+from typing import Any, Sequence
+
+import orjson
+
+from pytest_retrieval_bench.arms.base import Arm
+from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.report import canonical_json, write_atomically
+
+
+def arm_identity(arm: Arm, tokenizer_version: str) -> str:
+    """Built-ins: frozen rule + tokenizer version. Others: an explicit `identity`, else module:class."""
+    explicit = getattr(arm, "identity", None)
+    if explicit:
+        return str(explicit() if callable(explicit) else explicit)
+    module = type(arm).__module__
+    if module.startswith("pytest_retrieval_bench.arms."):
+        return f"builtin:{arm.name}:{tokenizer_version}"
+    source = ""
+    try:
+        source = hashlib.sha256(inspect.getsource(type(arm)).encode()).hexdigest()[:16]
+    except (OSError, TypeError):
+        pass
+    return f"python:{module}.{type(arm).__qualname__}" + (f":{source}" if source else "")
+
+
+def corpus_fingerprint(directory: Path) -> dict[str, Any]:
+    """Cheap identity of a corpus directory: the manifest's digest and the chunk files' sizes."""
+    manifest = directory / "corpus_manifest.jsonl"
+    files = sorted(p for p in directory.rglob("*") if p.is_file() and ".chunks.jsonl" in p.name)
+    listing = "\n".join(f"{p.relative_to(directory).as_posix()}\t{p.stat().st_size}" for p in files)
+    return {
+        "path": str(directory),
+        "manifest_sha256": hashlib.sha256(manifest.read_bytes()).hexdigest() if manifest.is_file() else None,
+        "chunk_files": len(files),
+        "listing_sha256": hashlib.sha256(listing.encode()).hexdigest(),
+    }
+
+
+def build_registration(settings: Any, loaded: Sequence[Any], arm_names: Sequence[str], arms: dict[str, Arm], version: str, tokenizer_version: str) -> dict[str, Any]:
+    return {
+        "plugin_version": version,
+        "tokenizer_version": tokenizer_version,
+        "samples": [{"path": str(item.path), "sha256": item.digest} for item in loaded],
+        "corpus": [corpus_fingerprint(directory) for directory in settings.corpus if directory.is_dir()],
+        "snapshots": {key: str(path) for key, path in sorted(settings.snapshots.items())},
+        "repos": str(settings.repos) if settings.repos else None,
+        "arms": list(arm_names),
+        "arm_identities": {name: arm_identity(arms[name], tokenizer_version) for name in arm_names},
+        "fold_map_sha256": settings.fold_map_sha256,
+        "limit": settings.limit,
+        "task_type": settings.task_type,
+        "max_samples": settings.max_samples,
+    }
+
+
+def sidecar_path(report: Path) -> Path:
+    return report.with_name(report.name + ".registration.json")
+
+
+def check_and_write_registration(report: Path, registration: dict[str, Any], replace: bool) -> Path:
+    path = sidecar_path(report)
+    data = canonical_json(registration)
+    if path.exists() and not replace:
+        try:
+            existing = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError) as error:
+            raise BenchError(f"{path}: existing registration is unreadable ({error}); pass --bench-replace-registration to replace it") from error
+        if canonical_json(existing) != data:
+            changed = sorted(key for key in set(existing) | set(registration) if existing.get(key) != orjson.loads(data).get(key))
+            raise BenchError(
+                f"{path}: an existing registration differs from this run's (fields: {', '.join(changed)}); "
+                "this is a different run: choose another --bench-report or pass --bench-replace-registration"
+            )
+    write_atomically(path, data)
+    return path

@@ -1,0 +1,226 @@
+"""Records -> the canonical report (SPEC 5): details, summary, paired, latency, skipped.
+
+A pure function of the sorted records and the samples, so one process or many, or a rebuild
+from written reports (merging), all give the same bytes (wall_ms and latency aside).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import orjson
+
+from pytest_retrieval_bench import stats
+from pytest_retrieval_bench.metrics import cutoffs
+from pytest_retrieval_bench.samples.model import Sample
+
+PAIRED_METRICS = ("recall@5", "recall@10", "recall@20", "mrr@k")
+PER_REPO_MINIMUM = 5
+
+
+def canonical_json(document: Any) -> bytes:
+    """orjson, sorted keys, floats rounded to 6 decimals, one trailing newline."""
+    return orjson.dumps(_rounded(document), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS) + b"\n"
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        rounded = round(value, 6)
+        return 0.0 if rounded == 0 else rounded
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_rounded(item) for item in value]
+    return value
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write via a temporary file and rename, so a crash never leaves half a report."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_bytes(data)
+    temporary.replace(path)
+
+
+def _groups(labels: dict[str, Any], with_folds: bool) -> list[str]:
+    task = f"task:{labels['task_type']}"
+    groups = ["all", task, f"stratum:{labels['stratum']}", f"repo:{labels['repo']}"]
+    if with_folds:
+        fold = f"fold:{labels['partition']}"
+        groups += [fold, f"{task}/{fold}"]
+    return groups
+
+
+def _interval(bounds: tuple[float, float] | None) -> list[float] | None:
+    return list(bounds) if bounds is not None else None
+
+
+def summarize_arm(rows: Sequence[dict[str, Any]], limit: int) -> dict[str, Any]:
+    """Means of every metric over positives, selective success over all, Wilson intervals."""
+    positives = [row for row in rows if row["_positive"]]
+    names = sorted({name for row in positives for name in row["metrics"]})
+    summary: dict[str, Any] = {
+        "n": len(rows),
+        "positives": len(positives),
+        "errors": sum(1 for row in rows if row["error"]),
+        "abstentions": sum(1 for row in rows if row["abstained"]),
+        "metrics": {name: stats.mean([row["metrics"].get(name, 0.0) for row in positives]) for name in names},
+        "selective_success": stats.mean([1.0 if row["selective_success"] else 0.0 for row in rows]),
+        "selective_success_wilson95": _interval(stats.wilson_interval(sum(1 for row in rows if row["selective_success"]), len(rows))),
+        "wilson95": {},
+    }
+    for k in cutoffs(limit):
+        hits = sum(1 for row in positives if row["metrics"].get(f"hit@{k}", 0.0) >= 1.0)
+        summary["wilson95"][f"hit@{k}"] = _interval(stats.wilson_interval(hits, len(positives)))
+    return summary
+
+
+def repository_macro(rows: Sequence[dict[str, Any]]) -> dict[str, float | None]:
+    """Each repository weighted equally: the mean over repositories of per-repository means."""
+    by_repo: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        if row["_positive"]:
+            by_repo[row["_labels"]["repo"]].append(row)
+    names = sorted({name for group in by_repo.values() for row in group for name in row["metrics"]})
+    return {
+        name: stats.mean([stats.mean([row["metrics"].get(name, 0.0) for row in by_repo[repo]]) for repo in sorted(by_repo)])  # type: ignore[misc]
+        for name in names
+    }
+
+
+def build_summary(rows_by_arm: dict[str, list[dict[str, Any]]], limit: int, with_folds: bool) -> dict[str, Any]:
+    grouped: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for arm, rows in rows_by_arm.items():
+        for row in rows:
+            for group in _groups(row["_labels"], with_folds):
+                grouped[group][arm].append(row)
+    summary: dict[str, Any] = {}
+    for group in sorted(grouped):
+        summary[group] = {arm: summarize_arm(rows, limit) for arm, rows in sorted(grouped[group].items())}
+    for arm, rows in rows_by_arm.items():
+        if "all" in summary and arm in summary["all"]:
+            summary["all"][arm]["repository_macro"] = repository_macro(rows)
+    return summary
+
+
+def paired_comparison(name: str, candidate: dict[str, dict[str, Any]], baseline: dict[str, dict[str, Any]], metric: str) -> dict[str, Any] | None:
+    """Candidate minus baseline over positives both arms scored, in sample-id order."""
+    ids = sorted(set(candidate) & set(baseline))
+    ids = [sample_id for sample_id in ids if candidate[sample_id]["_positive"] and metric in candidate[sample_id]["metrics"]]
+    if not ids:
+        return None
+    diffs = [candidate[i]["metrics"][metric] - baseline[i]["metrics"].get(metric, 0.0) for i in ids]
+    test = stats.paired_t_test(diffs)
+    by_repo: dict[str, list[float]] = defaultdict(list)
+    for sample_id, diff in zip(ids, diffs):
+        by_repo[candidate[sample_id]["_labels"]["repo"]].append(diff)
+    return {
+        "n": len(diffs),
+        "mean_difference": stats.mean(diffs),
+        "bootstrap95": _interval(stats.bootstrap_interval(diffs, name)),
+        "wins": sum(1 for diff in diffs if diff > 0),
+        "losses": sum(1 for diff in diffs if diff < 0),
+        "ties": sum(1 for diff in diffs if diff == 0),
+        "per_repository": {repo: stats.mean(values) for repo, values in sorted(by_repo.items()) if len(values) >= PER_REPO_MINIMUM},
+        "t_test": {"t": test["t"], "df": test["df"], "p": test["p"], "ci95": [test["ci_low"], test["ci_high"]] if test["ci_low"] is not None else None},
+        "minimum_detectable_effect": stats.minimum_detectable_effect(test["sd"], len(diffs)),
+    }
+
+
+def build_paired(rows_by_arm: dict[str, list[dict[str, Any]]], baselines: Sequence[str], limit: int, with_folds: bool) -> dict[str, Any]:
+    metrics = [metric for metric in PAIRED_METRICS if metric == "mrr@k" or int(metric.split("@")[1]) <= limit]
+    candidates = [arm for arm in sorted(rows_by_arm) if arm not in baselines]
+    present_baselines = [arm for arm in baselines if arm in rows_by_arm]
+    by_group: dict[str, dict[str, dict[str, dict[str, Any]]]] = defaultdict(lambda: defaultdict(dict))
+    for arm, rows in rows_by_arm.items():
+        for row in rows:
+            for group in _groups(row["_labels"], with_folds):
+                if group == "all" or group.startswith(("task:", "fold:")):
+                    by_group[group][arm][row["sample_id"]] = row
+    paired: dict[str, Any] = {}
+    for group in sorted(by_group):
+        entries: dict[str, Any] = {}
+        for candidate in candidates:
+            for baseline in present_baselines:
+                comparison = {}
+                for metric in metrics:
+                    name = f"{group}|{candidate}|{baseline}|{metric}"
+                    result = paired_comparison(name, by_group[group][candidate], by_group[group][baseline], metric)
+                    if result is not None:
+                        comparison[metric] = result
+                if comparison:
+                    entries[f"{candidate} vs {baseline}"] = comparison
+        if entries:
+            paired[group] = entries
+    return paired
+
+
+def build_latency(rows_by_arm: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    latency: dict[str, Any] = {}
+    for arm, rows in sorted(rows_by_arm.items()):
+        by_state: dict[str, list[float]] = defaultdict(list)
+        for row in rows:
+            by_state[row.get("cache_state") or "UNRECORDED"].append(float(row["wall_ms"]))
+        latency[arm] = {state: stats.latency_summary(values) for state, values in sorted(by_state.items())}
+    return latency
+
+
+def build_report(
+    registration: dict[str, Any],
+    samples: Iterable[Sample],
+    records: Iterable[dict[str, Any]],
+    baselines: Sequence[str],
+    limit: int,
+    with_folds: bool,
+    problems: Sequence[str] = (),
+    missing: Sequence[str] = (),
+    labels_override: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The whole report as plain data. `records` may come in any order; output never depends on it."""
+    labels: dict[str, dict[str, Any]] = dict(labels_override or {})
+    for sample in samples:
+        labels[sample.id] = sample.labels()
+    by_sample: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    skipped_reasons: dict[str, str] = {}
+    snapshots: dict[str, str] = {}
+    for record in records:
+        if record.get("snapshot_sha256") and record["sample_id"] in labels:
+            sample_labels = labels[record["sample_id"]]
+            snapshots[f"{sample_labels['repo']}@{sample_labels['base_commit']}"] = record["snapshot_sha256"]
+        if record.get("skipped"):
+            skipped_reasons[record["sample_id"]] = record["skipped"]
+        else:
+            by_sample[record["sample_id"]][record["arm"]] = record
+    rows_by_arm: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    details = []
+    for sample_id in sorted(set(by_sample) | set(skipped_reasons)):
+        sample_labels = labels.get(sample_id, {})
+        entry: dict[str, Any] = {"id": sample_id, **sample_labels, "arms": {}}
+        if sample_id in skipped_reasons:
+            entry["skipped"] = skipped_reasons[sample_id]
+        for arm in sorted(by_sample.get(sample_id, {})):
+            record = by_sample[sample_id][arm]
+            entry["arms"][arm] = {key: value for key, value in record.items() if key not in ("sample_id", "arm", "snapshot_sha256")}
+            if sample_labels:
+                rows_by_arm[arm].append({**record, "_labels": sample_labels, "_positive": sample_labels["stratum"] == "positive"})
+        details.append(entry)
+    for rows in rows_by_arm.values():
+        rows.sort(key=lambda row: row["sample_id"])
+    skipped: dict[str, int] = defaultdict(int)
+    for reason in skipped_reasons.values():
+        skipped[reason] += 1
+    if problems:
+        skipped["invalid_row"] = len(problems)
+    return {
+        "registration": registration,
+        "details": details,
+        "summary": build_summary(rows_by_arm, limit, with_folds),
+        "paired": build_paired(rows_by_arm, baselines, limit, with_folds),
+        "latency": build_latency(rows_by_arm),
+        "skipped": dict(skipped),
+        "problems": list(problems),
+        "missing": sorted(missing),
+        "snapshots": dict(sorted(snapshots.items())),
+    }

@@ -1,0 +1,81 @@
+"""Run one item: build the request (never the gold), call the arm, time it, score the answer.
+
+The result is a record of builtins only, because it travels from xdist workers to the
+controller and is aggregated there.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pytest_retrieval_bench.arms.base import Answer, Arm, Request
+from pytest_retrieval_bench.corpus.store import SnapshotStore
+from pytest_retrieval_bench.errors import ArmError, SnapshotError
+from pytest_retrieval_bench.metrics import positive_metrics, rank_of_first_gold, scored_ranking, selective_success, zero_metrics
+from pytest_retrieval_bench.samples.model import Sample
+
+
+def _validate(answer: Any, snapshot_paths: frozenset[str]) -> Answer:
+    if not isinstance(answer, Answer):
+        raise ArmError(f"arm returned {type(answer).__name__}, expected pytest_retrieval_bench.Answer")
+    for entry in answer.ranking:
+        if not isinstance(entry, str):
+            raise ArmError(f"ranking entry {entry!r} is not a path string")
+        if entry not in snapshot_paths:
+            raise ArmError(f"ranking entry {entry!r} is not a file of the snapshot")
+    return answer
+
+
+def run_item(sample: Sample, arm: Arm, store: SnapshotStore, limit: int) -> dict[str, Any]:
+    """Everything SPEC 4 records for one sample x arm; `error` is set instead of raising."""
+    max_chars = getattr(arm, "max_query_chars", None)
+    query_text = sample.query_text[:max_chars] if max_chars else sample.query_text
+    record: dict[str, Any] = {
+        "sample_id": sample.id,
+        "arm": arm.name,
+        "query_chars": len(sample.query_text),
+        "query_truncated": len(query_text) < len(sample.query_text),
+    }
+    answer: Answer | None = None
+    error: str | None = None
+    started = time.perf_counter()
+    try:
+        snapshot = store.get(sample.repo, sample.base_commit)
+        record["snapshot_sha256"] = snapshot.content_digest()
+        request = Request(sample_id=sample.id, task_type=sample.task_type, repo=sample.repo, base_commit=sample.base_commit,
+                          query=sample.query, query_text=query_text, changed_file=sample.changed_file, k=limit, snapshot=snapshot)
+        if getattr(arm, "uses_index", False):
+            snapshot.lexical_index()  # index work stays outside the arm's measured time
+        store.prepare(arm, snapshot)
+        started = time.perf_counter()
+        answer = _validate(arm.retrieve(request), snapshot.path_set())
+    except SnapshotError as exc:
+        error = f"snapshot error: {exc}"
+    except Exception as exc:  # an arm's failure is recorded, never an abstention
+        error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ArmError) else str(exc)
+    record["wall_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
+    return {**record, **score(sample, answer, error, limit)}
+
+
+def score(sample: Sample, answer: Answer | None, error: str | None, limit: int) -> dict[str, Any]:
+    """The scored part of a record; an error scores zero and is never an abstention."""
+    ranking = scored_ranking(answer.ranking, sample.given_files, limit) if answer and not error else []
+    abstained = bool(answer.is_abstention) if answer and not error else False
+    if sample.no_gold:
+        metrics: dict[str, float] = {}
+    elif error:
+        metrics = zero_metrics(limit)
+    else:
+        metrics = positive_metrics(ranking, sample.gold_files, sample.hard_negatives, limit)
+    return {
+        "ranking": ranking,
+        "abstained": abstained,
+        "error": error,
+        "state": answer.state if answer else None,
+        "packet_bytes": answer.packet_bytes if answer else None,
+        "cache_state": (answer.cache_state if answer else None) or "UNRECORDED",
+        "metrics": metrics,
+        "selective_success": selective_success(sample.no_gold, abstained, error is not None, ranking, sample.gold_files),
+        "rank_of_first_gold": None if sample.no_gold else rank_of_first_gold(ranking, sample.gold_files),
+    }

@@ -1,0 +1,63 @@
+"""The one sample model every format is read into."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+STRATA = ("positive", "natural_no_gold", "counterfactual_no_gold")
+SKIP_UNLABELED = "no_gold_unlabeled"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One labeled query. Gold fields are read by the scorer only, never handed to an arm."""
+
+    id: str
+    task_type: str
+    repo: str
+    base_commit: str
+    query: Any
+    query_text: str
+    gold_files: tuple[str, ...]
+    given_files: tuple[str, ...]
+    hard_negatives: tuple[str, ...]
+    no_gold: bool
+    organic: bool
+    changed_file: str | None
+    source: str
+    line: int
+    partition: str = "unassigned"
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def labeled(self) -> bool:
+        return self.no_gold or bool(self.gold_files)
+
+    @property
+    def stratum(self) -> str:
+        if not self.no_gold:
+            return "positive"
+        return "natural_no_gold" if self.organic else "counterfactual_no_gold"
+
+    @property
+    def skip_reason(self) -> str | None:
+        """A protocol skip: the bench's selective evaluator skips unlabeled rows too."""
+        return None if self.labeled else SKIP_UNLABELED
+
+    @property
+    def snapshot_key(self) -> str:
+        return f"{self.repo}@{self.base_commit}"
+
+    def labels(self) -> dict[str, Any]:
+        """The sample's labels as they appear in the report's details."""
+        return {
+            "repo": self.repo,
+            "base_commit": self.base_commit,
+            "task_type": self.task_type,
+            "stratum": self.stratum,
+            "partition": self.partition,
+            "gold": list(self.gold_files),
+            "given": list(self.given_files),
+            "hard_negatives": list(self.hard_negatives),
+        }

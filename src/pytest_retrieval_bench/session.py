@@ -1,0 +1,191 @@
+"""The bench session: one object per pytest process that knows the samples, arms and records.
+
+Roles (decided once, at configure): `local` (no xdist) and `controller` collect records from
+reports and write the report; a `worker` runs items and attaches records to its reports.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+import pytest
+
+from pytest_retrieval_bench import __version__
+from pytest_retrieval_bench.arms.base import Arm
+from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, builtin_arms, select_arms
+from pytest_retrieval_bench.arms.tokens import TOKENIZER_VERSION
+from pytest_retrieval_bench.corpus.copies import PrivateCopies
+from pytest_retrieval_bench.corpus.release import unpack_release_corpus
+from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
+from pytest_retrieval_bench.corpus.store import SnapshotStore
+from pytest_retrieval_bench.errors import BenchError, InputError
+from pytest_retrieval_bench.index_cache import IndexCache
+from pytest_retrieval_bench.options import Settings
+from pytest_retrieval_bench.registration import build_registration, check_and_write_registration
+from pytest_retrieval_bench.report import build_report, canonical_json, write_atomically
+from pytest_retrieval_bench.runner import run_item, score
+from pytest_retrieval_bench.samples import LoadedSamples, Sample, load_samples
+from pytest_retrieval_bench.samples.reader import is_release_archive
+
+_NODE_NAME = re.compile(r"::(?P<id>[^:\[\]]+)\[(?P<arm>[^\]]+)\](?:@.*)?$")
+
+
+def parse_node_id(nodeid: str) -> tuple[str, str] | None:
+    """(sample id, arm) of a bench item's nodeid, tolerating xdist's `@group` suffix."""
+    match = _NODE_NAME.search(nodeid)
+    return (match["id"], match["arm"]) if match else None
+
+
+class BenchSession:
+    def __init__(self, config: pytest.Config, settings: Settings, role: str, base_dir: Path, owns_base: bool):
+        self.config = config
+        self.settings = settings
+        self.role = role
+        self.loaded: list[LoadedSamples] = []
+        for path in settings.samples:
+            try:
+                self.loaded.append(load_samples(path, settings.fold_map, settings.task_type))
+            except InputError as error:
+                raise pytest.UsageError(f"--bench-samples: {error}") from error
+        self._apply_max_samples()
+        self.arms: dict[str, Arm] = self._available_arms()
+        try:
+            self.arm_names = select_arms(settings.arms or BUILTIN_ARMS, self.arms)
+        except BenchError as error:
+            raise pytest.UsageError(str(error)) from error
+        self.baselines = list(settings.baseline_arms or BUILTIN_ARMS)
+        self.records: dict[tuple[str, str], dict[str, Any]] = {}
+        self.expected: set[tuple[str, str]] = set()
+        self.lost: dict[tuple[str, str], str] = {}
+        self.report: dict[str, Any] | None = None
+        self.copies = PrivateCopies(base_dir / "copies", owns_base=False)
+        self.base_dir = base_dir
+        self.owns_base = owns_base
+        self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache(), progress=self._progress)
+        self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION)
+
+    # -- set-up -------------------------------------------------------------------------------
+    def _available_arms(self) -> dict[str, Arm]:
+        arms = builtin_arms()
+        for result in self.config.hook.pytest_retrieval_bench_arms(config=self.config):
+            for arm in result or ():
+                arms[arm.name] = arm
+        from importlib.metadata import entry_points
+
+        for entry in sorted(entry_points(group="pytest_retrieval_bench.arms"), key=lambda e: e.name):
+            loaded = entry.load()
+            for arm in loaded() if callable(loaded) and not hasattr(loaded, "retrieve") else [loaded]:
+                arms.setdefault(arm.name, arm)
+        return arms
+
+    def _apply_max_samples(self) -> None:
+        if self.settings.max_samples is None:
+            return
+        remaining = self.settings.max_samples
+        for loaded in self.loaded:
+            loaded.samples = loaded.samples[: max(remaining, 0)]
+            remaining -= len(loaded.samples)
+
+    def cache_dir(self) -> Path:
+        if self.settings.cache_dir is not None:
+            return self.settings.cache_dir
+        cache = getattr(self.config, "cache", None)
+        if cache is not None:
+            return Path(cache.mkdir("retrieval-bench"))
+        return self.base_dir / "cache"
+
+    def _index_cache(self) -> IndexCache | None:
+        return None if self.settings.no_cache else IndexCache(self.cache_dir() / "index")
+
+    def _resolver(self) -> SnapshotResolver:
+        resolver = SnapshotResolver(explicit=dict(self.settings.snapshots), corpus_dirs=list(self.settings.corpus), repos_dir=self.settings.repos)
+        for loaded in self.loaded:
+            if is_release_archive(loaded.path):
+                archive, digest = loaded.path, loaded.digest
+                resolver.lazy_corpus_dirs.append(lambda a=archive, d=digest: unpack_release_corpus(a, d, self.cache_dir()))
+        return resolver
+
+    def _progress(self, line: str) -> None:
+        verbosity = self.config.get_verbosity() if hasattr(self.config, "get_verbosity") else self.config.option.verbose
+        if verbosity < 0 or self.role == "worker":
+            return
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(line)
+
+    # -- collection ---------------------------------------------------------------------------
+    def selected_samples(self, index: int) -> list[Sample]:
+        """A file's samples in snapshot order, so one snapshot's items run together."""
+        return sorted(self.loaded[index].samples, key=lambda s: (s.repo, s.base_commit, s.id))
+
+    def expect(self, nodeids: Iterable[str]) -> None:
+        for nodeid in nodeids:
+            parsed = parse_node_id(nodeid)
+            if parsed:
+                self.expected.add(parsed)
+
+    def samples_by_id(self) -> dict[str, Sample]:
+        return {sample.id: sample for loaded in self.loaded for sample in loaded.samples}
+
+    # -- running ------------------------------------------------------------------------------
+    def run(self, sample: Sample, arm: str) -> dict[str, Any]:
+        if sample.skip_reason:
+            return {"sample_id": sample.id, "arm": arm, "skipped": sample.skip_reason}
+        return run_item(sample, self.arms[arm], self.store, self.settings.limit)
+
+    def junit_properties(self, record: dict[str, Any]) -> list[tuple[str, Any]]:
+        metrics = record.get("metrics") or {}
+        keys = [key for key in ("hit@10", "recall@10", "mrr@k") if key in metrics]
+        properties: list[tuple[str, Any]] = [(f"bench.{key}", metrics[key]) for key in keys]
+        properties += [("bench.abstained", record["abstained"]), ("bench.selective_success", record["selective_success"])]
+        return properties
+
+    def add_record(self, record: dict[str, Any]) -> None:
+        self.records[(record["sample_id"], record["arm"])] = record
+
+    def add_lost(self, nodeid: str, reason: str) -> None:
+        parsed = parse_node_id(nodeid)
+        if parsed and parsed not in self.records:
+            self.lost[parsed] = reason
+
+    # -- the end ------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Before any arm runs: the registration sidecar (a differing one is refused)."""
+        if self.settings.report is not None:
+            try:
+                check_and_write_registration(self.settings.report, self.registration, self.settings.replace_registration)
+            except BenchError as error:
+                raise pytest.UsageError(str(error)) from error
+
+    def finish(self) -> dict[str, Any]:
+        samples = self.samples_by_id()
+        records = dict(self.records)
+        for key, reason in sorted(self.lost.items()):
+            if key not in records and key[0] in samples:
+                sample = samples[key[0]]
+                records[key] = {"sample_id": key[0], "arm": key[1], "wall_ms": 0.0, "query_chars": len(sample.query_text),
+                                "query_truncated": False, **score(sample, None, f"lost: {reason}", self.settings.limit)}
+        missing = sorted({sample_id for sample_id, arm in self.expected if (sample_id, arm) not in records})
+        problems = [str(problem) for loaded in self.loaded for problem in loaded.problems]
+        self.report = build_report(
+            registration=self.registration,
+            samples=samples.values(),
+            records=records.values(),
+            baselines=self.baselines,
+            limit=self.settings.limit,
+            with_folds=bool(self.settings.fold_map),
+            problems=problems,
+            missing=missing,
+        )
+        if self.settings.report is not None:
+            write_atomically(self.settings.report, canonical_json(self.report))
+        return self.report
+
+    def close(self) -> None:
+        self.store.close()
+        if self.owns_base:
+            import shutil
+
+            shutil.rmtree(self.base_dir, ignore_errors=True)
