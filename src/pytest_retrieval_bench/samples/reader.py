@@ -6,7 +6,7 @@ import io
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Any, Iterator
 
 import zstandard
 
@@ -24,9 +24,53 @@ def is_release_archive(path: Path) -> bool:
     return path.name.endswith(".tar.zst")
 
 
+class _ZstdStream(io.RawIOBase):
+    """A streaming zstd reader across frames that raises on a truncated final frame.
+
+    `zstandard`'s own stream reader ends quietly on a cut-off stream; a half-read corpus or
+    samples file must be an error instead.
+    """
+
+    def __init__(self, raw: IO[bytes]):
+        self._raw = raw
+        self._context = zstandard.ZstdDecompressor()
+        self._decoder = self._context.decompressobj()
+        self._fed = False
+        self._buffer = b""
+        self._done = False
+
+    def readable(self) -> bool:
+        return True
+
+    def _fill(self) -> None:
+        while not self._buffer and not self._done:
+            block = self._raw.read(1 << 20)
+            if not block:
+                self._done = True
+                if self._fed and not self._decoder.eof:
+                    raise zstandard.ZstdError("truncated zstd stream (the last frame is incomplete)")
+                return
+            while block:
+                self._fed = True
+                self._buffer += self._decoder.decompress(block)
+                if self._decoder.eof:
+                    block = self._decoder.unused_data
+                    self._decoder = self._context.decompressobj()
+                    self._fed = False
+                else:
+                    block = b""
+
+    def readinto(self, target: Any) -> int:
+        self._fill()
+        size = min(len(target), len(self._buffer))
+        target[:size] = self._buffer[:size]
+        self._buffer = self._buffer[size:]
+        return size
+
+
 def open_zstd(handle: IO[bytes]) -> IO[bytes]:
-    """A streaming zstd reader (never the whole archive in memory)."""
-    return zstandard.ZstdDecompressor().stream_reader(handle, read_across_frames=True)
+    """A streaming zstd reader (never the whole file in memory)."""
+    return io.BufferedReader(_ZstdStream(handle), 1 << 20)  # type: ignore[return-value]
 
 
 def _lines(stream: IO[bytes], source: str) -> Iterator[Line]:
