@@ -1,0 +1,3 @@
+module github.com/acme/gin-lite
+
+go 1.21
