@@ -31,6 +31,7 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("baseline-arms", "list", "Arms the others are paired against (default: the built-in lexical arms)."),
     ("cache-dir", "path", "Index cache directory (default: retrieval-bench under pytest's cache dir)."),
     ("no-cache", "flag", "Do not read or write the index cache."),
+    ("summarize", "paths", "Merge these written reports (repeatable; with --bench-report, without --bench-samples) and rebuild every summary."),
 )
 LIMIT_MAX = 50
 
@@ -72,6 +73,7 @@ class Settings:
     baseline_arms: tuple[str, ...] | None = None
     cache_dir: Path | None = None
     no_cache: bool = False
+    summarize: tuple[Path, ...] = ()
 
     @property
     def active(self) -> bool:
@@ -164,6 +166,7 @@ def read_settings(config: pytest.Config) -> Settings:
         baseline_arms=values["baseline-arms"] or None,
         cache_dir=values["cache-dir"],
         no_cache=values["no-cache"],
+        summarize=values["summarize"],
     )
 
 

@@ -42,6 +42,15 @@ def _role(config: pytest.Config) -> str:
     return "local"
 
 
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """`--bench-summarize` merges written reports instead of running a session."""
+    if not config.getoption("bench_summarize"):
+        return None
+    from pytest_retrieval_bench.session import summarize_reports
+
+    return summarize_reports(config, read_settings(config))
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "xdist_group(name): keep a snapshot's items on one xdist worker")

@@ -189,3 +189,21 @@ class BenchSession:
             import shutil
 
             shutil.rmtree(self.base_dir, ignore_errors=True)
+
+
+def summarize_reports(config: pytest.Config, settings: Settings) -> int:
+    """Merge reports with the arms this configuration defines (built-ins and registered ones)."""
+    from pytest_retrieval_bench.merge import merge_reports
+
+    if settings.samples or settings.report is None:
+        raise pytest.UsageError("--bench-summarize takes --bench-report OUT and no --bench-samples")
+    known = set(builtin_arms())
+    for result in config.hook.pytest_retrieval_bench_arms(config=config):
+        known.update(arm.name for arm in result or ())
+    try:
+        report = merge_reports(list(settings.summarize), known, list(settings.baseline_arms or BUILTIN_ARMS))
+    except BenchError as error:
+        raise pytest.UsageError(str(error)) from error
+    write_atomically(settings.report, canonical_json(report))
+    print(f"retrieval-bench: merged {len(settings.summarize)} reports into {settings.report}")
+    return 0

@@ -50,10 +50,14 @@ def target_gold_files(task_type: str, gold: dict[str, Any]) -> list[str]:
 
 
 def given_files(task_type: str, gold: dict[str, Any], query: Any) -> list[str]:
-    """Given context: gold.given_files, else for comment2context the reviewed file."""
-    values = gold.get("given_files") or []
-    if not values and task_type == "comment2context" and isinstance(query, dict):
-        values = [query.get("given_file") or query.get("path")]
+    """Given context: gold.given_files plus, for comment2context, the reviewed file (SPEC 1.1).
+
+    The bench's own `given_files` adds the reviewed file only when gold.given_files is empty;
+    the protocol takes the union, so a reviewed file is never scored as a success.
+    """
+    values = list(gold.get("given_files") or [])
+    if task_type == "comment2context" and isinstance(query, dict):
+        values.append(query.get("given_file") or query.get("path"))
     return _dedupe(str(value) for value in values if value)
 
 
