@@ -58,6 +58,9 @@ class BenchItem(pytest.Item):
             self.user_properties.append((name, value))
         if record["error"]:
             raise ItemFailure(f"arm {self.arm} failed on {self.sample.id}: {record['error']}")
+        regression = self.bench.regression(record)
+        if regression:
+            raise ItemFailure(f"{self.sample.id} ({self.sample.repo}) regressed against the baseline with arm {self.arm}: {regression}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, BenchError):

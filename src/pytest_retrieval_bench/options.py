@@ -31,6 +31,11 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("baseline-arms", "list", "Arms the others are paired against (default: the built-in lexical arms)."),
     ("cache-dir", "path", "Index cache directory (default: retrieval-bench under pytest's cache dir)."),
     ("no-cache", "flag", "Do not read or write the index cache."),
+    ("baseline", "path", "A baseline report to pair this run with by sample id and arm (typically the main branch's)."),
+    ("gate", "list-raw", "Gate rule METRIC>=THRESHOLD[:arm=NAME][:group=GROUP] on the paired bootstrap lower bound of run - baseline (repeatable)."),
+    ("fail-regressed", "flag", "Fail each item whose sample regressed against the baseline (a hit became a miss, a rank fell)."),
+    ("update-baseline", "flag", "Write this run's report to the --bench-baseline path (refused when an arm errored)."),
+    ("markdown", "path", "Write the summary, paired and baseline tables as GitHub-flavoured Markdown here."),
     ("summarize", "paths", "Merge these written reports (repeatable; with --bench-report, without --bench-samples) and rebuild every summary."),
 )
 LIMIT_MAX = 50
@@ -74,6 +79,11 @@ class Settings:
     cache_dir: Path | None = None
     no_cache: bool = False
     summarize: tuple[Path, ...] = ()
+    baseline: Path | None = None
+    gate: tuple[str, ...] = ()
+    fail_regressed: bool = False
+    update_baseline: bool = False
+    markdown: Path | None = None
 
     @property
     def active(self) -> bool:
@@ -148,6 +158,8 @@ def read_settings(config: pytest.Config) -> Settings:
         if not match:
             raise pytest.UsageError(f"--bench-snapshot {entry!r}: expected OWNER/NAME@COMMIT=PATH with a 40-hex commit")
         snapshots[f"{match['repo']}@{match['commit']}"] = base / match["path"]
+    if (values["fail-regressed"] or values["update-baseline"] or values["gate"]) and not values["baseline"]:
+        raise pytest.UsageError("--bench-gate, --bench-fail-regressed and --bench-update-baseline need --bench-baseline REPORT")
     fold_map, fold_digest = _fold_map(values["fold-map"]) if values["fold-map"] else ({}, None)
     return Settings(
         samples=values["samples"],
@@ -167,6 +179,11 @@ def read_settings(config: pytest.Config) -> Settings:
         cache_dir=values["cache-dir"],
         no_cache=values["no-cache"],
         summarize=values["summarize"],
+        baseline=values["baseline"],
+        gate=tuple(entry for entry, _ in values["gate"]),
+        fail_regressed=values["fail-regressed"],
+        update_baseline=values["update-baseline"],
+        markdown=values["markdown"],
     )
 
 

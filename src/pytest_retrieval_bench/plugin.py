@@ -157,6 +157,7 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, Any, Any]:
     finally:
         if bench is not None and bench.role != "worker":
             bench.finish()
+            session.testsfailed += len(bench.failures)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

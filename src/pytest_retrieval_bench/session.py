@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
+import orjson
 import pytest
 
 from pytest_retrieval_bench import __version__
@@ -21,6 +22,9 @@ from pytest_retrieval_bench.corpus.release import unpack_release_corpus
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import BenchError, InputError
+from pytest_retrieval_bench.gate import GateRule, check_compatible, compare, parse_rule, sample_change
+from pytest_retrieval_bench.markdown import render as render_markdown
+from pytest_retrieval_bench.merge import read_report
 from pytest_retrieval_bench.index_cache import IndexCache
 from pytest_retrieval_bench.options import Settings
 from pytest_retrieval_bench.registration import build_registration, check_and_write_registration
@@ -60,11 +64,33 @@ class BenchSession:
         self.expected: set[tuple[str, str]] = set()
         self.lost: dict[tuple[str, str], str] = {}
         self.report: dict[str, Any] | None = None
+        self.updated_baseline = False
         self.copies = PrivateCopies(base_dir / "copies", owns_base=False)
         self.base_dir = base_dir
         self.owns_base = owns_base
         self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache(), progress=self._progress)
         self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION)
+        self.failures: list[str] = []
+        self.rules = self._gate_rules()
+        self.baseline = self._baseline()
+        self._baseline_records = {(entry["id"], arm): record for entry in (self.baseline or {}).get("details", []) for arm, record in entry.get("arms", {}).items()}
+
+    def _gate_rules(self) -> list[GateRule]:
+        try:
+            return [parse_rule(text) for text in self.settings.gate]
+        except BenchError as error:
+            raise pytest.UsageError(str(error)) from error
+
+    def _baseline(self) -> dict[str, Any] | None:
+        path = self.settings.baseline
+        if path is None or (self.settings.update_baseline and not path.exists()):
+            return None
+        try:
+            baseline = read_report(path)
+            check_compatible(self.registration, baseline, self.arm_names, self.rules)
+        except BenchError as error:
+            raise pytest.UsageError(f"--bench-baseline {path}: {error}") from error
+        return baseline
 
     # -- set-up -------------------------------------------------------------------------------
     def _available_arms(self) -> dict[str, Arm]:
@@ -135,6 +161,16 @@ class BenchSession:
             return {"sample_id": sample.id, "arm": arm, "skipped": sample.skip_reason}
         return run_item(sample, self.arms[arm], self.store, self.settings.limit)
 
+    def regression(self, record: dict[str, Any]) -> str | None:
+        """With --bench-fail-regressed: why this item regressed against the baseline, if it did."""
+        if not self.settings.fail_regressed or record.get("error") or record.get("skipped"):
+            return None
+        before = self._baseline_records.get((record["sample_id"], record["arm"]))
+        if before is None:
+            return None
+        change, why = sample_change(before, record)
+        return why if change == "regressed" else None
+
     def junit_properties(self, record: dict[str, Any]) -> list[tuple[str, Any]]:
         metrics = record.get("metrics") or {}
         keys = [key for key in ("hit@10", "recall@10", "mrr@k") if key in metrics]
@@ -179,8 +215,23 @@ class BenchSession:
             problems=problems,
             missing=missing,
         )
+        if self.baseline is not None:
+            # compare the run as it will be written (rounded), exactly as a later rerun would see it
+            self.report["baseline"] = compare(orjson.loads(canonical_json(self.report)), self.baseline, self.rules)
+            if self.report["baseline"]["failed"]:
+                failed = [f"{rule['rule']} ({rule['arm']})" for rule in self.report["baseline"]["rules"] if rule["verdict"] == "fail"]
+                self.failures.append(f"gate failed against {self.settings.baseline}: {', '.join(failed)}")
         if self.settings.report is not None:
             write_atomically(self.settings.report, canonical_json(self.report))
+        if self.settings.markdown is not None:
+            write_atomically(self.settings.markdown, render_markdown(self.report, self.settings.limit).encode("utf-8"))
+        if self.settings.update_baseline and self.settings.baseline is not None:
+            errors = sum(1 for entry in self.report["details"] for record in entry["arms"].values() if record.get("error"))
+            if errors:
+                self.failures.append(f"--bench-update-baseline refused: {errors} arm error(s) in this run; the baseline was not changed")
+            else:
+                write_atomically(self.settings.baseline, canonical_json(self.report))
+                self.updated_baseline = True
         return self.report
 
     def close(self) -> None:

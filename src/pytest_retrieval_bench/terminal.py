@@ -51,6 +51,24 @@ def summary_lines(bench: "BenchSession") -> list[str]:
             low, high = result["bootstrap95"] or (None, None)
             verdict = "better" if low is not None and low > 0 else "worse" if high is not None and high < 0 else "no significant difference"
             lines.append(f"paired {comparison} {metric}: {result['mean_difference']:+.3f} [{low:+.3f}, {high:+.3f}] -> {verdict}")
+    baseline = report.get("baseline")
+    if baseline:
+        lines.append(f"against baseline {bench.settings.baseline}: {'FAILED' if baseline['failed'] else 'passed'}")
+        for rule in baseline["rules"]:
+            low_high = rule["bootstrap95"]
+            bounds = f"[{low_high[0]:+.3f}, {low_high[1]:+.3f}]" if low_high else "[no data]"
+            note = "" if rule["significant"] else ", not significant"
+            lines.append(f"  gate {rule['rule']} arm {rule['arm']}: mean {_fmt(rule['mean_difference'])} {bounds} (n={rule['n']}{note}) -> {rule['verdict'].upper()}")
+        for arm, changes in baseline["arms"].items():
+            lines.append(f"  {arm}: {changes['improved']} improved, {changes['regressed']} regressed, {changes['unchanged']} unchanged")
+            for change in changes["regressions"][:20]:
+                lines.append(f"    REGRESSED {change['id']} ({change['repo']}): {change['why']}")
+            for change in changes["improvements"][:20]:
+                lines.append(f"    improved  {change['id']} ({change['repo']}): {change['why']}")
+    for failure in bench.failures:
+        lines.append(f"retrieval-bench: {failure}")
+    if bench.updated_baseline:
+        lines.append(f"baseline updated: {bench.settings.baseline}")
     if report.get("missing"):
         lines.append(f"samples with no record: {', '.join(report['missing'])}")
     if bench.settings.report is not None:
