@@ -148,6 +148,20 @@ class RecordCollector:
             reason = (report.longreprtext or "").strip().splitlines()
             self.bench.add_lost(report.nodeid, reason[-1] if reason else f"{report.when} failed")
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_json_modifyreport(self, json_report: dict[str, Any]) -> None:
+        """pytest-json-report: the whole canonical report under `retrieval_bench`."""
+        if self.bench.report is not None:
+            json_report["retrieval_bench"] = self.bench.report
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_json_runtest_metadata(item: pytest.Item, call: pytest.CallInfo[None]) -> dict[str, Any] | None:
+    """pytest-json-report: each bench item's record under its `metadata`."""
+    if isinstance(item, BenchItem) and call.when == "call" and RECORD_KEY in item.stash:
+        return {"retrieval_bench": item.stash[RECORD_KEY]}
+    return None
+
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session) -> Generator[None, Any, Any]:
