@@ -48,11 +48,13 @@ class Postings:
         term_ids: list[int] = []
         doc_ids: list[int] = []
         counts: list[int] = []
+        intern = vocab.setdefault
         for doc_id, tokens in enumerate(documents):
-            for token, count in Counter(tokens).items():
-                term_ids.append(vocab.setdefault(token, len(vocab)))
-                doc_ids.append(doc_id)
-                counts.append(count)
+            counter = Counter(tokens)
+            # len(vocab) is read before each insertion, so new terms get consecutive ids
+            term_ids.extend([intern(token, len(vocab)) for token in counter])
+            counts.extend(counter.values())
+            doc_ids.extend([doc_id] * len(counter))
         term_array = np.asarray(term_ids, dtype=np.int32)
         order = np.argsort(term_array, kind="stable")
         offsets = np.zeros(len(vocab) + 1, dtype=np.int64)

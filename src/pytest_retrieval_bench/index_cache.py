@@ -19,12 +19,12 @@ import zstandard
 from pytest_retrieval_bench.arms.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.index import ChunkIndex, LexicalIndex, Postings
 
-FORMAT = "rb-index-2"
-MAGIC = b"RBIDX2\n"
+FORMAT = "rb-index-3"
+MAGIC = b"RBIDX3\n"
 
 
-def cache_key(content_digest: str) -> str:
-    return hashlib.sha256(f"{FORMAT}\0{TOKENIZER_VERSION}\0{content_digest}".encode()).hexdigest()
+def cache_key(content_digest: str, kind: str) -> str:
+    return hashlib.sha256(f"{FORMAT}\0{TOKENIZER_VERSION}\0{kind}\0{content_digest}".encode()).hexdigest()
 
 
 def _postings_parts(prefix: str, postings: Postings, arrays: dict[str, np.ndarray], lists: dict[str, list[str]]) -> None:
@@ -38,12 +38,32 @@ def _postings(prefix: str, arrays: dict[str, np.ndarray], lists: dict[str, list[
     return Postings(lists[f"{prefix}.terms"], arrays[f"{prefix}.offsets"], arrays[f"{prefix}.docs"], arrays[f"{prefix}.counts"])
 
 
-def encode(key: str, lexical: LexicalIndex, chunks: ChunkIndex) -> bytes:
-    arrays: dict[str, np.ndarray] = {"doc_lengths": lexical.doc_lengths, "chunk.tiebreak": chunks.tiebreak,
-                                     "chunk.token_counts": chunks.token_counts, "chunk.distinct_counts": chunks.distinct_counts}
-    lists: dict[str, list[str]] = {"paths": lexical.paths, "chunk.paths": chunks.paths, "chunk.ids": chunks.chunk_ids, "chunk.symbols": chunks.symbols}
-    for prefix, postings in (("content", lexical.content), ("path_tokens", lexical.path_tokens), ("words", lexical.words), ("chunk.postings", chunks.postings)):
-        _postings_parts(prefix, postings, arrays, lists)
+def _parts(index: LexicalIndex | ChunkIndex) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
+    arrays: dict[str, np.ndarray] = {}
+    lists: dict[str, list[str]] = {}
+    if isinstance(index, LexicalIndex):
+        arrays["doc_lengths"] = index.doc_lengths
+        lists["paths"] = index.paths
+        postings = {"content": index.content, "path_tokens": index.path_tokens, "words": index.words}
+    else:
+        arrays.update({"tiebreak": index.tiebreak, "token_counts": index.token_counts, "distinct_counts": index.distinct_counts})
+        lists.update({"paths": index.paths, "ids": index.chunk_ids, "symbols": index.symbols})
+        postings = {"postings": index.postings}
+    for prefix, value in postings.items():
+        _postings_parts(prefix, value, arrays, lists)
+    return arrays, lists
+
+
+def _index(kind: str, arrays: dict[str, np.ndarray], lists: dict[str, list[str]]) -> LexicalIndex | ChunkIndex:
+    if kind == "lexical":
+        return LexicalIndex(paths=lists["paths"], doc_lengths=arrays["doc_lengths"], content=_postings("content", arrays, lists),
+                            path_tokens=_postings("path_tokens", arrays, lists), words=_postings("words", arrays, lists))
+    return ChunkIndex(paths=lists["paths"], chunk_ids=lists["ids"], symbols=lists["symbols"], tiebreak=arrays["tiebreak"],
+                      token_counts=arrays["token_counts"], distinct_counts=arrays["distinct_counts"], postings=_postings("postings", arrays, lists))
+
+
+def encode(key: str, index: LexicalIndex | ChunkIndex) -> bytes:
+    arrays, lists = _parts(index)
     blobs: list[bytes] = []
     layout: dict[str, Any] = {}
     offset = 0
@@ -59,7 +79,7 @@ def encode(key: str, lexical: LexicalIndex, chunks: ChunkIndex) -> bytes:
     return MAGIC + zstandard.ZstdCompressor(level=3, write_checksum=True, write_content_size=True).compress(body)
 
 
-def decode(key: str, data: bytes) -> tuple[LexicalIndex, ChunkIndex]:
+def decode(key: str, kind: str, data: bytes) -> LexicalIndex | ChunkIndex:
     """Raises ValueError on any inconsistency, so a damaged entry is never used."""
     if not data.startswith(MAGIC):
         raise ValueError("bad magic")
@@ -77,13 +97,7 @@ def decode(key: str, data: bytes) -> tuple[LexicalIndex, ChunkIndex]:
         arrays[name] = np.frombuffer(payload, dtype=np.dtype(dtype), count=length, offset=start)
         if arrays[name].nbytes != size:
             raise ValueError(f"array {name} has the wrong size")
-    lists = orjson.loads(payload[header["arrays_bytes"] :])
-    lexical = LexicalIndex(paths=lists["paths"], doc_lengths=arrays["doc_lengths"], content=_postings("content", arrays, lists),
-                           path_tokens=_postings("path_tokens", arrays, lists), words=_postings("words", arrays, lists))
-    chunks = ChunkIndex(paths=lists["chunk.paths"], chunk_ids=lists["chunk.ids"], symbols=lists["chunk.symbols"],
-                        tiebreak=arrays["chunk.tiebreak"], token_counts=arrays["chunk.token_counts"],
-                        distinct_counts=arrays["chunk.distinct_counts"], postings=_postings("chunk.postings", arrays, lists))
-    return lexical, chunks
+    return _index(kind, arrays, orjson.loads(payload[header["arrays_bytes"] :]))
 
 
 class IndexCache:
@@ -95,24 +109,24 @@ class IndexCache:
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.idx.zst"
 
-    def load(self, content_digest: str) -> tuple[LexicalIndex, ChunkIndex] | None:
-        key = cache_key(content_digest)
+    def load(self, content_digest: str, kind: str) -> LexicalIndex | ChunkIndex | None:
+        key = cache_key(content_digest, kind)
         path = self._path(key)
         try:
-            return decode(key, path.read_bytes())
+            return decode(key, kind, path.read_bytes())
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError, orjson.JSONDecodeError):
             return None
 
-    def store(self, content_digest: str, lexical: LexicalIndex, chunks: ChunkIndex) -> None:
-        key = cache_key(content_digest)
+    def store(self, content_digest: str, kind: str, index: LexicalIndex | ChunkIndex) -> None:
+        key = cache_key(content_digest, kind)
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
             with os.fdopen(handle, "wb") as out:
-                out.write(encode(key, lexical, chunks))
+                out.write(encode(key, index))
             os.replace(temporary, path)
         except OSError:
             pass

@@ -45,8 +45,11 @@ def run_item(sample: Sample, arm: Arm, store: SnapshotStore, limit: int) -> dict
         record["snapshot_sha256"] = snapshot.content_digest()
         request = Request(sample_id=sample.id, task_type=sample.task_type, repo=sample.repo, base_commit=sample.base_commit,
                           query=sample.query, query_text=query_text, changed_file=sample.changed_file, k=limit, snapshot=snapshot)
-        if getattr(arm, "uses_index", False):
+        index_kind = getattr(arm, "uses_index", None)
+        if index_kind == "lexical":
             snapshot.lexical_index()  # index work stays outside the arm's measured time
+        elif index_kind == "chunks":
+            snapshot.chunk_index()
         store.prepare(arm, snapshot)
         started = time.perf_counter()
         answer = _validate(arm.retrieve(request), snapshot.path_set())

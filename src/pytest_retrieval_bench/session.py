@@ -152,6 +152,20 @@ class BenchSession:
             if parsed:
                 self.expected.add(parsed)
 
+    def snapshot_of_node(self, nodeid: str) -> str | None:
+        """The snapshot key of a bench item's nodeid (None for any other test)."""
+        parsed = parse_node_id(nodeid)
+        if parsed is None:
+            return None
+        sample = self._by_id().get(parsed[0])
+        return sample.snapshot_key if sample else None
+
+    def _by_id(self) -> dict[str, Sample]:
+        cached = self.__dict__.get("_samples_by_id")
+        if cached is None:
+            cached = self.__dict__["_samples_by_id"] = self.samples_by_id()
+        return cached
+
     def samples_by_id(self) -> dict[str, Sample]:
         return {sample.id: sample for loaded in self.loaded for sample in loaded.samples}
 

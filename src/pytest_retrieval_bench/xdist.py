@@ -3,13 +3,29 @@
 Workers get the controller's temporary base directory (so one rmtree removes every private
 copy, whichever worker made it) and whether the bench runs alone; the controller learns from
 each worker's collection which (sample, arm) items to expect, to list the ones that never report.
+
+Under `--dist loadgroup` the controller schedules bench items by snapshot itself: xdist's
+own grouping rewrites node ids, which newer pytest releases no longer allow, so relying on it
+would silently scatter one snapshot's items (and its index builds) over every worker.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from pytest_retrieval_bench.session import BenchSession
+
+
+def snapshot_scheduler(config: Any, log: Any, group_of: Callable[[str], str | None]) -> Any:
+    """A LoadGroupScheduling whose work unit for a bench item is its snapshot."""
+    from xdist.scheduler import LoadGroupScheduling
+
+    class SnapshotGroupScheduling(LoadGroupScheduling):  # type: ignore[misc, valid-type]
+        def _split_scope(self, nodeid: str) -> str:
+            group = group_of(nodeid)
+            return f"snapshot:{group}" if group else super()._split_scope(nodeid)
+
+    return SnapshotGroupScheduling(config, log)
 
 
 class ControllerHooks:
@@ -24,3 +40,8 @@ class ControllerHooks:
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
         self.bench.expect(ids)
+
+    def pytest_xdist_make_scheduler(self, config: Any, log: Any) -> Any:
+        if config.getvalue("dist") != "loadgroup":
+            return None
+        return snapshot_scheduler(config, log, self.bench.snapshot_of_node)

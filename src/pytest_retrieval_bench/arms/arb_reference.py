@@ -95,7 +95,7 @@ class ArbReferenceArm:
     """`arb-lexical` or `arb-bm25` over the snapshot's chunk rows (file rows only for trees)."""
 
     name: str
-    uses_index: ClassVar[bool] = True
+    uses_index: ClassVar[str] = "chunks"
 
     def retrieve(self, request: Request) -> Answer:
         index: ChunkIndex = request.snapshot.chunk_index()  # type: ignore[attr-defined]

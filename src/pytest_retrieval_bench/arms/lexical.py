@@ -96,7 +96,7 @@ class GrepArm:
     """A control, not what an agent types: every bench token of the query text of 2+ chars."""
 
     name: str = "grep"
-    uses_index: ClassVar[bool] = True
+    uses_index: ClassVar[str] = "lexical"
 
     def retrieve(self, request: Request) -> Answer:
         index = lexical_index(request)
@@ -109,7 +109,7 @@ class GrepIdentArm:
     """What an agent types into ripgrep: code identifiers and file stems from the query's strings."""
 
     name: str = "grep-ident"
-    uses_index: ClassVar[bool] = True
+    uses_index: ClassVar[str] = "lexical"
 
     def retrieve(self, request: Request) -> Answer:
         index = lexical_index(request)
@@ -125,7 +125,7 @@ class BM25Arm:
     """Whole-file BM25, k1 1.2, b 0.75, over the grep terms (`all`) or identifier tokens (`ident`)."""
 
     name: str
-    uses_index: ClassVar[bool] = True
+    uses_index: ClassVar[str] = "lexical"
 
     def retrieve(self, request: Request) -> Answer:
         index = lexical_index(request)

@@ -23,7 +23,8 @@ CODE_EXTENSIONS = (".go", ".py", ".rs", ".ts", ".tsx", ".js", ".java", ".kt", ".
 def bench_tokens(text: str) -> list[str]:
     """The bench's `tokenize`: split lower->Upper boundaries, alphanumeric runs, lowercased."""
     spaced = _CAMEL_BOUNDARY.sub(r"\1 \2", text)
-    return [token.lower() for token in _ALNUM_RUN.findall(spaced)]
+    # tokens are ASCII, so lowercasing them joined is the same as one by one, and faster
+    return " ".join(_ALNUM_RUN.findall(spaced)).lower().split()
 
 
 def word_runs(text: str) -> list[str]:

@@ -42,9 +42,10 @@ class Snapshot:
     chunk_rows: list[dict[str, Any]] | None = None
     writer: Callable[[Path], None] | None = None
     directory_provider: Callable[["Snapshot"], Path] | None = field(default=None, repr=False)
-    index_loader: Callable[["Snapshot"], tuple[Any, Any]] | None = field(default=None, repr=False)
+    index_loader: Callable[["Snapshot", str], Any] | None = field(default=None, repr=False)
     _digest: str | None = field(default=None, repr=False)
-    _indexes: tuple[Any, Any] | None = field(default=None, repr=False)
+    _lexical: Any = field(default=None, repr=False)
+    _chunks: Any = field(default=None, repr=False)
 
     @property
     def key(self) -> str:
@@ -65,21 +66,23 @@ class Snapshot:
             raise RuntimeError("this snapshot has no private copy provider")
         return self.directory_provider(self)
 
-    def _load_indexes(self) -> tuple[Any, Any]:
-        if self._indexes is None:
-            if self.index_loader is None:
-                raise RuntimeError("this snapshot has no index loader")
-            self._indexes = self.index_loader(self)
-            self.chunk_rows = None  # only needed to build the chunk index; frees a copy of the text
-        return self._indexes
-
     def lexical_index(self) -> Any:
         """The shared whole-file `LexicalIndex` (built or loaded from the cache on first use)."""
-        return self._load_indexes()[0]
+        if self._lexical is None:
+            if self.index_loader is None:
+                raise RuntimeError("this snapshot has no index loader")
+            self._lexical = self.index_loader(self, "lexical")
+        return self._lexical
 
     def chunk_index(self) -> Any:
         """The shared `ChunkIndex` over the chunk rows (or one file chunk per text file)."""
-        return self._load_indexes()[1]
+        if self._chunks is None:
+            if self.index_loader is None:
+                raise RuntimeError("this snapshot has no index loader")
+            self.content_digest()
+            self._chunks = self.index_loader(self, "chunks")
+            self.chunk_rows = None  # only needed to build the chunk index; frees a copy of the text
+        return self._chunks
 
     def path_set(self) -> frozenset[str]:
         cached = self.__dict__.get("_path_set")

@@ -53,19 +53,22 @@ class SnapshotStore:
         self._current = snapshot
         return snapshot
 
-    def _indexes(self, snapshot: Snapshot) -> tuple[LexicalIndex, ChunkIndex]:
+    def _indexes(self, snapshot: Snapshot, kind: str) -> LexicalIndex | ChunkIndex:
+        """One kind of index ("lexical" or "chunks"), from the cache when it holds a sound entry."""
         digest = snapshot.content_digest()
         if self.cache is not None:
-            cached = self.cache.load(digest)
+            cached = self.cache.load(digest, kind)
             if cached is not None:
-                self.progress(f"retrieval-bench: {snapshot.key}: index loaded from cache")
+                self.progress(f"retrieval-bench: {snapshot.key}: {kind} index loaded from cache")
                 return cached
-        self.progress(f"retrieval-bench: {snapshot.key}: indexing {len(snapshot.texts)} text files")
-        lexical = LexicalIndex.build(snapshot.text_files())
-        chunks = ChunkIndex.build(snapshot.chunk_rows if snapshot.chunk_rows is not None else file_chunks(snapshot.text_files()))
+        self.progress(f"retrieval-bench: {snapshot.key}: building the {kind} index of {len(snapshot.texts)} text files")
+        if kind == "lexical":
+            index: LexicalIndex | ChunkIndex = LexicalIndex.build(snapshot.text_files())
+        else:
+            index = ChunkIndex.build(snapshot.chunk_rows if snapshot.chunk_rows is not None else file_chunks(snapshot.text_files()))
         if self.cache is not None:
-            self.cache.store(digest, lexical, chunks)
-        return lexical, chunks
+            self.cache.store(digest, kind, index)
+        return index
 
     def close(self) -> None:
         self._current = None

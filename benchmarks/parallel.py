@@ -1,0 +1,136 @@
+"""Wall time of one bench run at `-n 0` and at `-n 2 --dist loadgroup`, and the speed-up.
+
+The bench is generated from installed packages (numpy, statsmodels, scipy, _pytest,
+hypothesis): each subpackage holding 1 to 8 MB of Python source becomes one snapshot, and 300
+queries made from real identifiers and docstring sentences of those trees (fixed seed) are
+spread over them; every whole-file lexical arm runs. The index cache is off so both runs do
+the same work, index builds included. Prints figures; asserts nothing.
+
+    python benchmarks/parallel.py [--queries 300] [--arms grep,grep-ident,bm25:all,bm25:ident]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PACKAGES = ("numpy", "statsmodels", "scipy", "_pytest", "hypothesis")
+MIN_BYTES, MAX_BYTES = 1_000_000, 8_000_000
+IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*(?:_[A-Za-z0-9]+|[a-z][A-Z][A-Za-z0-9]*)\b")
+SENTENCE = re.compile(r'"""\s*([A-Z][^."\n]{20,120}\.)')
+
+
+def package_dir(name: str) -> Path:
+    return Path(importlib.import_module(name).__file__).resolve().parent
+
+
+def snapshot_roots() -> list[tuple[str, Path]]:
+    """Subpackages (or whole small packages) of 1 to 8 MB of Python source, largest first."""
+    roots: list[tuple[str, Path]] = []
+    for name in PACKAGES:
+        try:
+            base = package_dir(name)
+        except ImportError:
+            continue
+        candidates = [base] if python_bytes(base) <= MAX_BYTES else sorted(p for p in base.iterdir() if p.is_dir())
+        for root in candidates:
+            size = python_bytes(root)
+            if MIN_BYTES <= size <= MAX_BYTES:
+                roots.append((f"{name.strip('_')}-{root.name}" if root != base else name.strip("_"), root))
+    return roots
+
+
+def python_bytes(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*.py") if p.is_file())
+
+
+def make_samples(root: Path, repo: str, commit: str, count: int, rng: random.Random) -> list[dict]:
+    files = sorted(p for p in root.rglob("*.py") if p.is_file() and p.stat().st_size < 1_000_000)
+    samples = []
+    while len(samples) < count:
+        path = rng.choice(files)
+        text = path.read_text(encoding="utf-8", errors="replace")
+        identifiers = sorted(set(IDENTIFIER.findall(text)))
+        sentences = SENTENCE.findall(text)
+        if not identifiers:
+            continue
+        words = rng.sample(identifiers, min(3, len(identifiers)))
+        query = {"pr_title": f"Fix {' and '.join(words)}", "pr_body": rng.choice(sentences) if sentences else " ".join(words)}
+        gold = path.relative_to(root).as_posix()
+        sample_id = hashlib.sha1(f"{repo}:{len(samples)}".encode()).hexdigest()[:24]
+        samples.append({"id": sample_id, "task_type": "trace2code", "repo": repo, "base_commit": commit, "query": query,
+                        "gold": {"files": [gold]}, "metadata": {}})
+    return samples
+
+
+REFERENCE = "import re, time\ntext = 'parseHTTPRequest foo_bar baz ' * 400000\nfor _ in range(4): re.findall(r'[A-Za-z0-9]+', text)\n"
+
+
+def machine_reference() -> float:
+    """Speed-up of two CPU-bound processes over one on this machine: the ceiling for -n 2."""
+    def timed(copies: int) -> float:
+        started = time.perf_counter()
+        processes = [subprocess.Popen([sys.executable, "-c", REFERENCE]) for _ in range(copies)]
+        for process in processes:
+            process.wait()
+        return time.perf_counter() - started
+    one = timed(1)
+    two = timed(2)
+    return 2 * one / two
+
+
+def run(args: list[str], cwd: Path) -> float:
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if result.returncode not in (0, 1):
+        sys.stderr.write(result.stdout[-3000:] + result.stderr[-3000:])
+        raise SystemExit(f"pytest exited {result.returncode}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--arms", default="grep,grep-ident,bm25:all,bm25:ident")
+    options = parser.parse_args()
+    rng = random.Random(20261130)
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch)
+        snapshot_args, samples = [], []
+        roots = snapshot_roots()
+        total_files = total_bytes = 0
+        for position, (name, root) in enumerate(roots):
+            repo, commit = f"bench/{name}", hashlib.sha1(name.encode()).hexdigest()
+            snapshot_args.append(f"--bench-snapshot={repo}@{commit}={root}")
+            share = options.queries // len(roots) + (1 if position < options.queries % len(roots) else 0)
+            samples += make_samples(root, repo, commit, share, rng)
+            total_files += sum(1 for p in root.rglob("*") if p.is_file())
+            total_bytes += python_bytes(root)
+        samples_path = work / "samples.jsonl"
+        samples_path.write_text("".join(json.dumps(s) + "\n" for s in samples))
+        common = [f"--bench-samples={samples_path}", *snapshot_args, f"--bench-arms={options.arms}", "--bench-no-cache",
+                  "-p", "no:cacheprovider", "-q", f"--rootdir={work}"]
+        print(f"bench: {len(samples)} samples over {len(roots)} snapshots ({total_files} files, {total_bytes / 1e6:.0f} MB of Python), arms {options.arms}, {os.cpu_count()} cpus")
+        serial = run([*common, "-n", "0", f"--bench-report={work / 'serial.json'}"], work)
+        parallel = run([*common, "-n", "2", "--dist", "loadgroup", f"--bench-report={work / 'parallel.json'}"], work)
+        strip = lambda p: [(e["id"], {a: r["ranking"] for a, r in e["arms"].items()}) for e in json.loads(p.read_text())["details"]]
+        same = strip(work / "serial.json") == strip(work / "parallel.json")
+        print(f"-n 0:                   {serial:7.2f} s")
+        print(f"-n 2 --dist loadgroup:  {parallel:7.2f} s")
+        print(f"speed-up:               {serial / parallel:7.2f}x   (same rankings: {same})")
+        print(f"machine reference:      {machine_reference():7.2f}x   (two CPU-bound processes vs one, same run)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,439 @@
+"""Command arms: an external retriever run once per item, declared in TOML or on the command line.
+
+A user should be able to benchmark any program that prints JSON without writing Python, and a
+program that fails must never look like a program that abstained. So every failure - a non-zero
+exit, a timeout, output that is not JSON, a ranking path that does not resolve - is an
+`ArmError` carrying the first lines of the program's stderr; only an empty ranking or a declared
+abstention state is an abstention.
+
+The program runs without a shell, in the snapshot's private copy, with a timeout; its stdout is
+read up to 8 MiB and its stderr up to 64 KiB.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Iterator, Mapping, Sequence
+
+import orjson
+
+from pytest_retrieval_bench.arms.base import Answer, Request
+from pytest_retrieval_bench.arms.jsonpath import PathMissError, PathSyntaxError, extract, extract_scalar, parse
+from pytest_retrieval_bench.capture import MALFORMED, MAX_STDERR_BYTES, MAX_STDOUT_BYTES, NOT_RUN, PARSED, CaptureWriter
+from pytest_retrieval_bench.corpus.snapshot import check_relative_path
+from pytest_retrieval_bench.errors import ArmError, BenchError, InputError
+
+PLACEHOLDERS = ("query", "query_file", "k", "changed_file", "root")
+_PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")  # {{name}}: a literal {name}
+_ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")
+STDERR_LINES = 5
+NO_CHANGED_FILE = "no changed_file in query"
+PRIMED_SHARED, COLD_UNIQUE, UNRECORDED = "PRIMED_SHARED", "COLD_UNIQUE", "UNRECORDED"
+
+
+# -- running a program ----------------------------------------------------------------------------
+@dataclass
+class Invocation:
+    """What one run of a program produced (bytes as read, bounded)."""
+
+    argv: list[str]
+    returncode: int | None = None
+    stdout: bytes | None = None
+    stdout_total: int = 0
+    stderr: bytes | None = None
+    stderr_total: int = 0
+    timed_out: bool = False
+    start_error: str | None = None
+    timeout: float = 0.0
+
+    def stderr_lines(self) -> list[str]:
+        text = (self.stderr or b"").decode("utf-8", errors="replace")
+        return [line.rstrip() for line in text.splitlines() if line.strip()][:STDERR_LINES]
+
+
+class _Reader(threading.Thread):
+    """Drains one pipe, keeping at most `limit` bytes and counting the rest (so the child never blocks)."""
+
+    def __init__(self, stream: IO[bytes], limit: int):
+        super().__init__(daemon=True)
+        self.stream, self.limit = stream, limit
+        self.data = bytearray()
+        self.total = 0
+
+    def run(self) -> None:
+        with self.stream:
+            while chunk := self.stream.read1(65536):  # type: ignore[attr-defined]
+                self.total += len(chunk)
+                room = self.limit - len(self.data)
+                if room > 0:
+                    self.data += chunk[:room]
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    """Kill the program and anything it started in its own session (never anything else)."""
+    try:
+        if os.name == "posix":
+            os.killpg(process.pid, signal.SIGKILL)
+        else:
+            process.kill()
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_program(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float,
+                stdout_limit: int = MAX_STDOUT_BYTES, stderr_limit: int = MAX_STDERR_BYTES) -> Invocation:
+    """Run `argv` (no shell) in `cwd`; a start failure or timeout is recorded, not raised."""
+    invocation = Invocation(argv=list(argv), timeout=timeout)
+    try:
+        process = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, start_new_session=os.name == "posix")
+    except FileNotFoundError:
+        invocation.start_error = f"executable {argv[0]!r} not found"
+        return invocation
+    except OSError as error:
+        invocation.start_error = f"cannot run {argv[0]!r}: {error.strerror or error}"
+        return invocation
+    assert process.stdout is not None and process.stderr is not None
+    readers = [_Reader(process.stdout, stdout_limit), _Reader(process.stderr, stderr_limit)]
+    for reader in readers:
+        reader.start()
+    deadline = time.monotonic() + timeout
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        invocation.timed_out = True
+        _kill(process)
+        process.wait()
+    for reader in readers:  # a background child may hold a pipe open after the program exits
+        reader.join(max(deadline - time.monotonic(), 0.0))
+        if reader.is_alive():
+            invocation.timed_out = True
+            _kill(process)
+            reader.join(5.0)
+    invocation.returncode = process.returncode
+    invocation.stdout, invocation.stdout_total = bytes(readers[0].data), readers[0].total
+    invocation.stderr, invocation.stderr_total = bytes(readers[1].data), readers[1].total
+    return invocation
+
+
+@dataclass
+class Outcome:
+    """An invocation with its parsed stdout, or the reason it is an arm error."""
+
+    invocation: Invocation
+    document: Any = None
+    problem: str | None = None
+
+    def fail(self, message: str) -> ArmError:
+        """An ArmError that carries the first lines of the program's stderr."""
+        lines = self.invocation.stderr_lines()
+        return ArmError(message + (f"; stderr: {' | '.join(lines)}" if lines else "; stderr: (empty)"))
+
+    def packet(self) -> Any:
+        """The parsed JSON stdout; raises ArmError if the call failed."""
+        if self.problem is not None:
+            raise self.fail(self.problem)
+        return self.document
+
+    @property
+    def packet_bytes(self) -> int:
+        return self.invocation.stdout_total
+
+
+def _problem(invocation: Invocation) -> str | None:
+    if invocation.start_error:
+        return invocation.start_error
+    if invocation.timed_out:
+        return f"timed out after {invocation.timeout:g} s"
+    if invocation.stdout_total > len(invocation.stdout or b""):
+        return f"stdout of {invocation.stdout_total} bytes exceeds the {MAX_STDOUT_BYTES}-byte limit"
+    if invocation.returncode:
+        code = invocation.returncode
+        return f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
+    return None
+
+
+def invoke(arm: str, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, request: Request,
+           task: str, capture: CaptureWriter | None) -> Outcome:
+    """Run once, parse stdout as JSON when the run succeeded, hand the bytes to the capture."""
+    invocation = run_program(argv, cwd, env, timeout)
+    outcome = Outcome(invocation, problem=_problem(invocation))
+    parse_status = NOT_RUN
+    if outcome.problem is None:
+        try:
+            outcome.document = orjson.loads(invocation.stdout or b"")
+            parse_status = PARSED
+        except orjson.JSONDecodeError as error:
+            outcome.problem = f"stdout is not JSON ({error})"
+            parse_status = MALFORMED
+    if capture is not None:
+        capture.record(sample_id=request.sample_id, repo=request.repo, base_commit=request.base_commit, arm=arm, task=task,
+                       stdout=None if invocation.start_error else invocation.stdout, stdout_total=invocation.stdout_total,
+                       stderr=None if invocation.start_error else invocation.stderr, stderr_total=invocation.stderr_total,
+                       parse_status=parse_status, exit_status=invocation.returncode, timed_out=invocation.timed_out)
+    return outcome
+
+
+def cache_state(root: Path, probe: str | None) -> str:
+    """Observed, not inferred: whether the program's cache exists in the copy before the call."""
+    if probe is None:
+        return UNRECORDED
+    return PRIMED_SHARED if (root / probe).exists() else COLD_UNIQUE
+
+
+def distinct_strings(values: Sequence[Any], what: str) -> list[str]:
+    """Ranking entries: strings, first occurrence kept, order kept."""
+    out: list[str] = []
+    for number, value in enumerate(values):
+        if not isinstance(value, str):
+            raise ArmError(f"{what} entry {number} is not a string: {value!r}")
+        if value not in out:
+            out.append(value)
+    return out
+
+
+class ExecutableIdentity:
+    """`PREFIX:NAME:sha256:HEX` of the program a name resolves to, or NOT_RUN; computed once."""
+
+    def __init__(self, prefix: str, program: str):
+        self.prefix, self.program = prefix, program
+        self._value: str | None = None
+
+    def __call__(self) -> str:
+        if self._value is None:
+            found = shutil.which(self.program)
+            if found is None:
+                self._value = "NOT_RUN"
+            else:
+                digest = hashlib.sha256()
+                with open(found, "rb") as handle:
+                    for block in iter(lambda: handle.read(1 << 20), b""):
+                        digest.update(block)
+                self._value = f"{self.prefix}:sha256:{digest.hexdigest()}"
+        return self._value
+
+
+# -- the declaration ------------------------------------------------------------------------------
+def substitute(template: str, values: Mapping[str, str]) -> str:
+    """One pass, so a query holding `{k}` is passed on verbatim; `{{name}}` gives a literal `{name}`."""
+    return _PLACEHOLDER.sub(lambda match: f"{{{match[1]}}}" if match[1] else values.get(match[2], match[0]), template)
+
+
+def _placeholders(template: str) -> set[str]:
+    return {match[2] for match in _PLACEHOLDER.finditer(template) if match[2]}
+
+
+_FIELDS = ("argv", "cwd", "timeout", "env", "ranking", "state", "abstain_states", "max_query_chars", "cache_probe", "requires_changed_file")
+
+
+@dataclass(frozen=True)
+class CommandArmSpec:
+    """A validated `[tool.retrieval-bench.arms.NAME]` table (or its JSON equivalent)."""
+
+    name: str
+    argv: tuple[str, ...]
+    ranking: str
+    cwd: str = "root"
+    timeout: float = 120.0
+    env: Mapping[str, str] = field(default_factory=dict)
+    state: str | None = None
+    abstain_states: tuple[str, ...] = ()
+    max_query_chars: int | None = None
+    cache_probe: str | None = None
+    requires_changed_file: bool = False
+
+    @property
+    def placeholders(self) -> set[str]:
+        return set().union(*(_placeholders(part) for part in (*self.argv, *self.env.values())))
+
+    def descriptor(self) -> dict[str, Any]:
+        """What the capture header records about how this arm is invoked."""
+        return {"arm": self.name, "argv": list(self.argv), "cwd": self.cwd, "timeout": self.timeout}
+
+    @classmethod
+    def from_mapping(cls, name: str, table: Any, source: str, base_dir: Path | None = None) -> "CommandArmSpec":
+        """Validate every field; an error names the arm (in `source`) and the field."""
+        def bad(field_name: str | None, message: str) -> InputError:
+            return InputError(source, message, field=field_name)
+
+        if not isinstance(name, str) or not _ARM_NAME.match(name):
+            raise bad(None, f"arm name {name!r} must start with a letter or digit and hold only letters, digits and . _ : + -")
+        if not isinstance(table, Mapping):
+            raise bad(None, "an arm is a table of fields")
+        unknown = sorted(set(table) - set(_FIELDS))
+        if unknown:
+            raise bad(unknown[0], f"unknown field (known: {', '.join(_FIELDS)})")
+        argv = table.get("argv")
+        if not isinstance(argv, list) or not argv or not all(isinstance(part, str) for part in argv):
+            raise bad("argv", "expected a non-empty list of strings")
+        if _placeholders(argv[0]) or not argv[0]:
+            raise bad("argv", "argv[0] names the program and may not be empty or hold a placeholder")
+        program = argv[0]
+        if "/" in program and not os.path.isabs(program) and base_dir is not None:
+            program = str((base_dir / program).absolute())
+        env = table.get("env", {})
+        if not isinstance(env, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+            raise bad("env", "expected a table of string values")
+        for part in (*argv, *env.values()):
+            unknown_placeholders = sorted(_placeholders(part) - set(PLACEHOLDERS))
+            if unknown_placeholders:
+                raise bad("argv" if part in argv else "env", f"unknown placeholder {{{unknown_placeholders[0]}}} (known: {', '.join(PLACEHOLDERS)}; "
+                          f"write {{{{{unknown_placeholders[0]}}}}} for a literal)")
+        ranking = table.get("ranking")
+        if not isinstance(ranking, str):
+            raise bad("ranking", "expected a path into the JSON stdout, e.g. 'results[].path'")
+        state = table.get("state")
+        for field_name, path in (("ranking", ranking), ("state", state)):
+            if path is not None:
+                if not isinstance(path, str):
+                    raise bad(field_name, "expected a path string")
+                try:
+                    parse(path)
+                except PathSyntaxError as error:
+                    raise bad(field_name, str(error)) from None
+        cwd = table.get("cwd", "root")
+        if not isinstance(cwd, str) or (cwd != "root" and check_relative_path(cwd)):
+            raise bad("cwd", f"expected 'root' or a relative directory inside the copy, got {cwd!r}")
+        timeout = table.get("timeout", 120)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise bad("timeout", f"expected a positive number of seconds, got {timeout!r}")
+        abstain = table.get("abstain_states", [])
+        if not isinstance(abstain, list) or not all(isinstance(s, str) for s in abstain):
+            raise bad("abstain_states", "expected a list of strings")
+        if abstain and state is None:
+            raise bad("abstain_states", "needs a 'state' path to read the state from")
+        max_chars = table.get("max_query_chars")
+        if max_chars is not None and (isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1):
+            raise bad("max_query_chars", f"expected a positive whole number, got {max_chars!r}")
+        probe = table.get("cache_probe")
+        if probe is not None and (not isinstance(probe, str) or check_relative_path(probe)):
+            raise bad("cache_probe", f"expected a relative path inside the copy, got {probe!r}")
+        requires = table.get("requires_changed_file", False)
+        if not isinstance(requires, bool):
+            raise bad("requires_changed_file", "expected true or false")
+        return cls(name=name, argv=(program, *argv[1:]), ranking=ranking, cwd=cwd, timeout=float(timeout), env=dict(env),
+                   state=state, abstain_states=tuple(abstain), max_query_chars=max_chars, cache_probe=probe,
+                   requires_changed_file=requires)
+
+
+# -- the arm --------------------------------------------------------------------------------------
+@contextmanager
+def _query_file(text: str | None) -> Iterator[str]:
+    """A private temporary file holding the query text, removed after the call (outside the copy)."""
+    if text is None:
+        yield ""
+        return
+    fd, name = tempfile.mkstemp(prefix="retrieval-bench-query-", suffix=".txt")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8", errors="surrogatepass"))
+        yield name
+    finally:
+        os.unlink(name)
+
+
+def _relative(path: str, root: Path) -> str:
+    """Accept `./x` and absolute paths below the copy as the repo-relative path they name."""
+    if os.path.isabs(path):
+        try:
+            return Path(path).relative_to(root).as_posix()
+        except ValueError:
+            return path
+    return path[2:] if path.startswith("./") else path
+
+
+class CommandArm:
+    """Runs a declared program once per item and reads its ranking from JSON stdout."""
+
+    def __init__(self, spec: CommandArmSpec):
+        self.spec = spec
+        self.name = spec.name
+        self.max_query_chars = spec.max_query_chars
+        self.capture: CaptureWriter | None = None
+        self.identity = ExecutableIdentity(f"command:{os.path.basename(spec.argv[0])}", spec.argv[0])
+
+    def descriptor(self) -> dict[str, Any]:
+        return self.spec.descriptor()
+
+    def retrieve(self, request: Request) -> Answer:
+        spec = self.spec
+        if (spec.requires_changed_file or "changed_file" in spec.placeholders) and not request.changed_file:
+            raise ArmError(NO_CHANGED_FILE)
+        text = request.query_text[: spec.max_query_chars] if spec.max_query_chars else request.query_text
+        root = request.snapshot.directory()
+        cwd = root if spec.cwd == "root" else root / spec.cwd
+        if not cwd.is_dir() or not cwd.resolve().is_relative_to(root.resolve()):
+            raise ArmError(f"working directory {spec.cwd!r} is not a directory inside the snapshot copy")
+        cache = cache_state(root, spec.cache_probe)
+        with _query_file(text if "query_file" in spec.placeholders else None) as query_file:
+            values = {"query": text, "query_file": query_file, "k": str(request.k), "changed_file": request.changed_file or "", "root": str(root)}
+            argv = [substitute(part, values) for part in spec.argv]
+            env = {**os.environ, **{key: substitute(value, values) for key, value in spec.env.items()}}
+            outcome = invoke(self.name, argv, cwd=cwd, env=env, timeout=spec.timeout, request=request, task=text, capture=self.capture)
+        document = outcome.packet()
+        try:
+            ranking = [_relative(entry, root) if isinstance(entry, str) else entry for entry in extract(document, spec.ranking)]
+        except PathMissError as error:
+            raise outcome.fail(f"ranking path {spec.ranking!r} does not resolve: {error}") from None
+        try:
+            state = extract_scalar(document, spec.state) if spec.state else None
+        except PathMissError as error:
+            raise outcome.fail(f"state path {spec.state!r} does not resolve: {error}") from None
+        ranking = distinct_strings(ranking, "ranking")
+        abstained = not ranking or (state is not None and state in spec.abstain_states)
+        return Answer(ranking=[] if abstained else ranking, state=state, packet_bytes=outcome.packet_bytes, cache_state=cache, abstained=abstained)
+
+
+# -- integration ----------------------------------------------------------------------------------
+def _toml_loads(pyproject: Path) -> Any:
+    try:
+        import tomllib as toml  # type: ignore[import-not-found]
+    except ImportError:
+        try:
+            import tomli as toml  # type: ignore[import-not-found,no-redef]
+        except ImportError:
+            raise BenchError(f"{pyproject}: reading [tool.retrieval-bench.arms] needs Python 3.11+ or, on Python 3.10, "
+                             "the 'tomli' package (pip install tomli)") from None
+    try:
+        return toml.loads(pyproject.read_bytes().decode("utf-8"))
+    except (toml.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise InputError(str(pyproject), f"not valid TOML: {error}") from None
+
+
+def load_command_arms(pyproject: Path) -> list[CommandArm]:
+    """The arms declared as `[tool.retrieval-bench.arms.NAME]` tables, in file order ([] if none)."""
+    pyproject = Path(pyproject)
+    if not pyproject.is_file() or b"retrieval-bench" not in pyproject.read_bytes():
+        return []  # no table to read: never require a TOML parser for it
+    section: Any = _toml_loads(pyproject).get("tool", {})
+    for key in ("retrieval-bench", "arms"):
+        section = section.get(key, {}) if isinstance(section, dict) else None
+    arms = section
+    if not isinstance(arms, dict):
+        raise InputError(str(pyproject), "[tool.retrieval-bench.arms] must be a table of arm tables")
+    return [CommandArm(CommandArmSpec.from_mapping(name, table, f"{pyproject} [tool.retrieval-bench.arms.{name}]", pyproject.parent))
+            for name, table in arms.items()]
+
+
+def parse_command_arm_option(text: str, base_dir: Path | None = None) -> CommandArm:
+    """`--bench-command-arm NAME=JSON`: the same fields as the TOML table, as one JSON object."""
+    name, separator, payload = text.partition("=")
+    source = f"--bench-command-arm {name.strip() or repr(text)}"
+    if not separator or not name.strip():
+        raise InputError(source, "expected NAME=JSON, e.g. mytool={\"argv\": [\"mytool\", \"{query}\"], \"ranking\": \"results[].path\"}")
+    try:
+        table = orjson.loads(payload)
+    except orjson.JSONDecodeError as error:
+        raise InputError(source, f"malformed JSON: {error}") from None
+    return CommandArm(CommandArmSpec.from_mapping(name.strip(), table, source, base_dir or Path.cwd()))

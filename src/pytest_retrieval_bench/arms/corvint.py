@@ -1,0 +1,217 @@
+"""Presets for the four corvint verbs (query, context, impact, affected), rule by rule.
+
+These reproduce the arms of the original corvint retrieval bench so its published numbers can be
+re-measured here; each rule below is that bench's, and docs/arms.md states the packet shapes
+read. The executable is `binary`, else the CORVINT environment variable, else `corvint` on PATH.
+Every preset runs in the snapshot's private copy and labels its cache state by whether the
+copy holds corvint's snapshot store (`.git/corvint/index`) before the call.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from pytest_retrieval_bench.arms.base import Answer, Arm, Request
+from pytest_retrieval_bench.arms.command import NO_CHANGED_FILE, ExecutableIdentity, Outcome, substitute, cache_state, distinct_strings, invoke
+from pytest_retrieval_bench.capture import CaptureWriter
+from pytest_retrieval_bench.corpus.snapshot import check_relative_path
+from pytest_retrieval_bench.errors import ArmError
+
+INDEX_PROBE = ".git/corvint/index"
+QUERY_MAX_CHARS = 2_000
+CONTEXT_MAX_CHARS = 32_000
+IMPACT_MAX_LIMIT = 50
+UNSUPPORTED_CONJUNCTION = "unsupported-conjunction"
+DIRTY_SUFFIX = b"\n\n"  # a dirty edit in every language
+_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
+
+
+class CorvintArm:
+    """Shared plumbing: the executable, its identity, the argv template, one call in the copy."""
+
+    name = ""
+    template: tuple[str, ...] = ()
+    max_query_chars: int | None = None
+
+    def __init__(self, binary: str | None = None, timeout: float = 120.0):
+        self.binary = binary or os.environ.get("CORVINT") or "corvint"
+        self.timeout = timeout
+        self.capture: CaptureWriter | None = None
+        self.identity = ExecutableIdentity("corvint", self.binary)
+
+    def descriptor(self) -> dict[str, Any]:
+        return {"arm": self.name, "argv": [self.binary, *self.template], "cwd": "root", "timeout": self.timeout}
+
+    def _call(self, request: Request, task: str, **values: str) -> tuple[Outcome, str]:
+        root = request.snapshot.directory()
+        label = cache_state(root, INDEX_PROBE)
+        values = {"root": str(root), "k": str(request.k), **values}
+        argv = [self.binary, *(substitute(part, values) for part in self.template)]
+        outcome = invoke(self.name, argv, cwd=root, env=os.environ, timeout=self.timeout, request=request, task=task, capture=self.capture)
+        return outcome, label
+
+    def retrieve(self, request: Request) -> Answer:
+        raise NotImplementedError
+
+
+def _packet(outcome: Outcome) -> dict[str, Any]:
+    packet = outcome.packet()
+    if not isinstance(packet, dict):
+        raise outcome.fail("packet is not a JSON object")
+    return packet
+
+
+def _list(outcome: Outcome, container: dict[str, Any], key: str) -> list[Any]:
+    """An array field; absent or null reads as empty (an empty packet)."""
+    value = container.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise outcome.fail(f"packet field {key!r} is not an array")
+    return value
+
+
+def _field_of_each(outcome: Outcome, entries: list[Any], key: str, what: str) -> list[str]:
+    values = []
+    for number, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get(key), str):
+            raise outcome.fail(f"{what} entry {number} has no string {key!r}")
+        values.append(entry[key])
+    return distinct_strings(values, what)
+
+
+def _state(outcome: Outcome, container: dict[str, Any], key: str = "state") -> str | None:
+    value = container.get(key)
+    if value is not None and not isinstance(value, str):
+        raise outcome.fail(f"packet field {key!r} is not a string")
+    return value
+
+
+def _answer(ranking: list[str], state: str | None, abstained: bool, outcome: Outcome, label: str) -> Answer:
+    """An abstention answers nothing: its ranking is empty whatever the packet listed."""
+    return Answer(ranking=[] if abstained else ranking, state=state, packet_bytes=outcome.packet_bytes, cache_state=label, abstained=abstained)
+
+
+class QueryArm(CorvintArm):
+    """`corvint query`: sees the 2,000-character prefix; OUT_OF_SCOPE or no result abstains."""
+
+    name = "corvint-query"
+    template = ("query", "--task", "{query}", "--limit", "{k}")
+    max_query_chars = QUERY_MAX_CHARS
+
+    def retrieve(self, request: Request) -> Answer:
+        text = request.query_text[:QUERY_MAX_CHARS]
+        outcome, label = self._call(request, text, query=text)
+        packet = _packet(outcome)
+        state = _state(outcome, packet)
+        ranking = _field_of_each(outcome, _list(outcome, packet, "results"), "path", "results")
+        return _answer(ranking, state, state == "OUT_OF_SCOPE" or not ranking, outcome, label)
+
+
+class ContextArm(CorvintArm):
+    """`corvint context` over the full text (32,000 characters at most, else an arm error)."""
+
+    name = "corvint-context"
+    template = ("context", "--task", "{query}", "--limit", "{k}")
+
+    def retrieve(self, request: Request) -> Answer:
+        text = request.query_text
+        if len(text) > CONTEXT_MAX_CHARS:
+            raise ArmError(f"query text is {len(text)} characters; corvint context accepts at most {CONTEXT_MAX_CHARS}")
+        outcome, label = self._call(request, text, query=text)
+        packet = _packet(outcome)
+        state = _state(outcome, packet)
+        ranking = _field_of_each(outcome, _list(outcome, packet, "results"), "id", "results")
+        coverage = packet.get("coverage")
+        answerability = coverage.get("answerability") if isinstance(coverage, dict) else None
+        verdict = answerability.get("verdict") if isinstance(answerability, dict) else None
+        unsupported = verdict == UNSUPPORTED_CONJUNCTION
+        if unsupported:
+            state = f"{state}+{verdict}" if state else verdict
+        return _answer(ranking, state, state == "NO_CANDIDATES" or not ranking or unsupported, outcome, label)
+
+
+class ImpactArm(CorvintArm):
+    """`corvint impact CHANGED_FILE`: evidence paths minus the changed file; a refusal is an error."""
+
+    name = "corvint-impact"
+    template = ("impact", "{changed_file}", "--limit", "{k}")
+
+    def retrieve(self, request: Request) -> Answer:
+        changed = request.changed_file
+        if not changed:
+            raise ArmError(NO_CHANGED_FILE)
+        if request.k > IMPACT_MAX_LIMIT:
+            raise ArmError(f"corvint impact refuses --limit above {IMPACT_MAX_LIMIT} (got {request.k})")
+        outcome, label = self._call(request, changed, changed_file=changed)
+        packet = _packet(outcome)
+        state = _state(outcome, packet)
+        evidence = _field_of_each(outcome, _list(outcome, packet, "evidence"), "path", "evidence")
+        ranking = [path for path in evidence if path != changed]
+        return _answer(ranking, state, state == "OUT_OF_SCOPE" or not ranking, outcome, label)
+
+
+class AffectedArm(CorvintArm):
+    """`corvint --root COPY affected` with the changed file dirtied, then restored byte for byte."""
+
+    name = "corvint-affected"
+    template = ("--root", "{root}", "affected")
+
+    def retrieve(self, request: Request) -> Answer:
+        changed = request.changed_file
+        if not changed:
+            raise ArmError(NO_CHANGED_FILE)
+        root = request.snapshot.directory()
+        target = root / changed
+        if check_relative_path(changed) or target.is_symlink() or not target.is_file() or not target.resolve().is_relative_to(root.resolve()):
+            raise ArmError(f"changed file {changed!r} is not a file of the snapshot copy")
+        previous = target.read_bytes()
+        try:
+            target.write_bytes(previous + DIRTY_SUFFIX)
+            outcome, label = self._call(request, changed)
+        finally:
+            _restore(target, previous)
+        dirty = _porcelain(root)
+        if dirty:
+            also = f"; the call also failed: {outcome.problem}" if outcome.problem else ""
+            raise outcome.fail(f"the copy is not clean after corvint affected (git status --porcelain: {dirty}){also}")
+        packet = _packet(outcome)
+        plan = packet.get("plan")
+        if not isinstance(plan, dict):
+            raise outcome.fail("packet has no 'plan' object")
+        tests: list[Any] = []
+        for number, selected in enumerate(_list(outcome, plan, "selected")):
+            if not isinstance(selected, dict):
+                raise outcome.fail(f"plan.selected entry {number} is not an object")
+            tests.extend(_list(outcome, selected, "tests"))
+        ranking = [path for path in distinct_strings(tests, "plan.selected[].tests") ][: request.k]
+        return _answer(ranking, _state(outcome, plan, "scope"), not ranking, outcome, label)
+
+
+def _restore(target: Path, previous: bytes) -> None:
+    """Put the exact previous bytes back, even if the command replaced the file with something else."""
+    if target.is_symlink() or (target.exists() and not target.is_file()):
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        else:
+            target.unlink()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(previous)
+
+
+def _porcelain(root: Path) -> str:
+    """`git status --porcelain` in the copy, first lines joined; empty when clean."""
+    result = subprocess.run(["git", "-C", str(root), "status", "--porcelain"], capture_output=True, env={**os.environ, **_GIT_ENV}, check=False)
+    if result.returncode != 0:
+        raise ArmError(f"git status failed in the snapshot copy: {result.stderr.decode('utf-8', 'replace').strip()}")
+    lines = result.stdout.decode("utf-8", "replace").splitlines()
+    return " | ".join(lines[:5])
+
+
+def preset_arms(binary: str | None = None, timeout: float = 120.0) -> list[Arm]:
+    """The four corvint presets, sharing one executable."""
+    return [cls(binary, timeout) for cls in (QueryArm, ContextArm, ImpactArm, AffectedArm)]
