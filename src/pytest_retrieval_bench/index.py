@@ -7,10 +7,11 @@ cached on disk (see `index_cache`) and so that a query touches only its terms' p
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -45,9 +46,9 @@ class Postings:
     @classmethod
     def build(cls, documents: Iterable[Iterable[str]]) -> "Postings":
         vocab: dict[str, int] = {}
-        term_ids: list[int] = []
-        doc_ids: list[int] = []
-        counts: list[int] = []
+        term_ids = array("i")  # 4 bytes an entry instead of a Python int each: peak memory
+        doc_ids = array("i")
+        counts = array("i")
         intern = vocab.setdefault
         for doc_id, tokens in enumerate(documents):
             counter = Counter(tokens)
@@ -55,15 +56,15 @@ class Postings:
             term_ids.extend([intern(token, len(vocab)) for token in counter])
             counts.extend(counter.values())
             doc_ids.extend([doc_id] * len(counter))
-        term_array = np.asarray(term_ids, dtype=np.int32)
+        term_array = np.frombuffer(term_ids, dtype=np.int32) if len(term_ids) else np.zeros(0, dtype=np.int32)
         order = np.argsort(term_array, kind="stable")
         offsets = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(np.bincount(term_array, minlength=len(vocab)), out=offsets[1:])
         return cls(
             terms=list(vocab),
             offsets=offsets,
-            docs=np.asarray(doc_ids, dtype=np.int32)[order],
-            counts=np.asarray(counts, dtype=np.int32)[order],
+            docs=(np.frombuffer(doc_ids, dtype=np.int32) if len(doc_ids) else np.zeros(0, dtype=np.int32))[order],
+            counts=(np.frombuffer(counts, dtype=np.int32) if len(counts) else np.zeros(0, dtype=np.int32))[order],
         )
 
 
@@ -79,20 +80,19 @@ class LexicalIndex:
 
     @classmethod
     def build(cls, text_files: Iterable[tuple[str, str]]) -> "LexicalIndex":
-        paths: list[str] = []
+        """Tokenizes one file at a time, so only one file's tokens are ever held."""
+        files = list(text_files)
+        paths = [path for path, _ in files]
         lengths: list[int] = []
-        content_docs: list[list[str]] = []
-        word_docs: list[list[str]] = []
-        for path, text in text_files:
-            paths.append(path)
-            tokens = bench_tokens(text)
-            lengths.append(len(tokens))
-            content_docs.append(tokens)
-            word_docs.append(word_runs(text))
-        content = Postings.build(content_docs)
-        del content_docs
-        words = Postings.build(word_docs)
-        del word_docs
+
+        def content_documents() -> Iterator[list[str]]:
+            for _, text in files:
+                tokens = bench_tokens(text)
+                lengths.append(len(tokens))
+                yield tokens
+
+        content = Postings.build(content_documents())
+        words = Postings.build(word_runs(text) for _, text in files)
         return cls(
             paths=paths,
             doc_lengths=np.asarray(lengths, dtype=np.int64),
@@ -128,20 +128,30 @@ class ChunkIndex:
 
     @classmethod
     def build(cls, rows: list[dict[str, Any]]) -> "ChunkIndex":
-        token_lists = [bench_tokens(chunk_text(row)) for row in rows]
         paths = [str(row.get("path", "")) for row in rows]
         chunk_ids = [str(row.get("chunk_id", "")) for row in rows]
         order = sorted(range(len(rows)), key=lambda i: (paths[i], chunk_ids[i]))
         tiebreak = np.empty(len(rows), dtype=np.int64)
         tiebreak[np.asarray(order, dtype=np.int64)] = np.arange(len(rows), dtype=np.int64)
+        token_counts: list[int] = []
+        distinct_counts: list[int] = []
+
+        def documents() -> Iterator[list[str]]:
+            for row in rows:
+                tokens = bench_tokens(chunk_text(row))
+                token_counts.append(len(tokens))
+                distinct_counts.append(len(set(tokens)))
+                yield tokens
+
+        postings = Postings.build(documents())
         return cls(
             paths=paths,
             chunk_ids=chunk_ids,
             symbols=[str(row.get("symbol") or "") for row in rows],
             tiebreak=tiebreak,
-            token_counts=np.asarray([len(tokens) for tokens in token_lists], dtype=np.int64),
-            distinct_counts=np.asarray([len(set(tokens)) for tokens in token_lists], dtype=np.int64),
-            postings=Postings.build(token_lists),
+            token_counts=np.asarray(token_counts, dtype=np.int64),
+            distinct_counts=np.asarray(distinct_counts, dtype=np.int64),
+            postings=postings,
         )
 
     @property

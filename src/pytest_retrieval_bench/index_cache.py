@@ -19,8 +19,8 @@ import zstandard
 from pytest_retrieval_bench.arms.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.index import ChunkIndex, LexicalIndex, Postings
 
-FORMAT = "rb-index-3"
-MAGIC = b"RBIDX3\n"
+FORMAT = "rb-index-4"
+MAGIC = b"RBIDX4\n"
 
 
 def cache_key(content_digest: str, kind: str) -> str:
@@ -76,6 +76,7 @@ def encode(key: str, index: LexicalIndex | ChunkIndex) -> bytes:
     header = orjson.dumps({"key": key, "layout": layout, "arrays_bytes": offset, "payload_bytes": len(payload),
                            "sha256": hashlib.sha256(payload).hexdigest()})
     body = len(header).to_bytes(8, "big") + header + payload
+    body = hashlib.sha256(body).digest() + body  # covers the header too, not only the payload
     return MAGIC + zstandard.ZstdCompressor(level=3, write_checksum=True, write_content_size=True).compress(body)
 
 
@@ -87,6 +88,9 @@ def decode(key: str, kind: str, data: bytes) -> LexicalIndex | ChunkIndex:
         body = zstandard.ZstdDecompressor().decompress(data[len(MAGIC):])
     except zstandard.ZstdError as error:
         raise ValueError(f"corrupt zstd frame: {error}") from error
+    if len(body) < 40 or hashlib.sha256(body[32:]).digest() != body[:32]:
+        raise ValueError("checksum mismatch")
+    body = body[32:]
     header_size = int.from_bytes(body[:8], "big")
     header = orjson.loads(body[8 : 8 + header_size])
     payload = body[8 + header_size :]
@@ -124,9 +128,10 @@ class IndexCache:
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            data = encode(key, index)
             handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
             with os.fdopen(handle, "wb") as out:
-                out.write(encode(key, index))
+                out.write(data)
             os.replace(temporary, path)
-        except OSError:
-            pass
+        except (OSError, TypeError, ValueError):
+            pass  # the cache only saves time: an entry that cannot be written is rebuilt next run

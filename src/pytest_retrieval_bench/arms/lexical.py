@@ -7,19 +7,21 @@ changing a rule here changes every report ever compared against them.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 import numpy as np
 
 from pytest_retrieval_bench.arms.base import Answer, Request
-from pytest_retrieval_bench.arms.tokens import grep_terms, ident_terms, query_identifiers
+from pytest_retrieval_bench.arms.tokens import grep_terms, ident_terms, query_identifiers, word_runs
 from pytest_retrieval_bench.index import LexicalIndex
 
 BM25_K1 = 1.2
 BM25_B = 0.75
 RANKING_CAP = 1000
 NOT_APPLICABLE = "NOT_APPLICABLE"
+_WORD = re.compile(r"[A-Za-z0-9_]+")
 
 
 def lexical_index(request: Request) -> LexicalIndex:
@@ -55,14 +57,39 @@ def grep_scores(index: LexicalIndex, terms: list[str]) -> tuple[np.ndarray, np.n
     return scores, occurrences
 
 
-def ident_scores(index: LexicalIndex, identifiers: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _whole_word_counts(index: LexicalIndex, identifier: str, read_text: Callable[[str], str | None]) -> tuple[np.ndarray, np.ndarray]:
+    """Files holding an identifier as a whole word, and how often.
+
+    An identifier made of identifier bytes is one maximal word run, so the word index answers
+    directly. A file stem with `.` or `-` (`index.d`, `my-plugin`) is not: its word runs narrow
+    the candidates through the index, and a regex counts the whole-word matches in those.
+    """
+    if _WORD.fullmatch(identifier):
+        return index.words.get(identifier)
+    candidates: np.ndarray | None = None
+    for part in dict.fromkeys(word_runs(identifier)):
+        docs, _ = index.words.get(part)
+        candidates = docs if candidates is None else np.intersect1d(candidates, docs)
+    if candidates is None or not len(candidates):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    pattern = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(identifier) + r"(?![A-Za-z0-9_])")
+    docs, counts = [], []
+    for doc in candidates.tolist():
+        found = len(pattern.findall(read_text(index.paths[doc]) or ""))
+        if found:
+            docs.append(doc)
+            counts.append(found)
+    return np.asarray(docs, dtype=np.int64), np.asarray(counts, dtype=np.int64)
+
+
+def ident_scores(index: LexicalIndex, identifiers: list[str], read_text: Callable[[str], str | None]) -> tuple[np.ndarray, np.ndarray]:
     """Per file: distinct identifiers present as whole words, plus 1 per identifier in the lowercased path."""
     size = len(index.paths)
     scores = np.zeros(size, dtype=np.int64)
     occurrences = np.zeros(size, dtype=np.int64)
     lowered_paths = index.lowered_paths
     for identifier in identifiers:
-        docs, counts = index.words.get(identifier)
+        docs, counts = _whole_word_counts(index, identifier, read_text)
         scores[docs] += 1
         occurrences[docs] += counts
         needle = identifier.lower()
@@ -116,7 +143,7 @@ class GrepIdentArm:
         identifiers = query_identifiers(request.query)
         if not identifiers:
             return Answer(ranking=[], state="NO_IDENTIFIERS", cache_state=NOT_APPLICABLE)
-        scores, occurrences = ident_scores(index, identifiers)
+        scores, occurrences = ident_scores(index, identifiers, request.snapshot.read_text)
         return _answer(_ranked(index, scores, occurrences))
 
 

@@ -98,10 +98,10 @@ class Snapshot:
         if self._digest is None:
             digest = hashlib.sha256()
             for path, text in self.text_files():
-                digest.update(path.encode("utf-8") + b"\0")
+                digest.update(path.encode("utf-8", errors="surrogateescape") + b"\0")
                 digest.update(hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).digest())
             for path in sorted(self.other_paths):
-                digest.update(b"\1" + path.encode("utf-8") + b"\0")
+                digest.update(b"\1" + path.encode("utf-8", errors="surrogateescape") + b"\0")
             for row in self.chunk_rows or ():
                 digest.update(b"\2" + hashlib.sha256(orjson.dumps(row, option=orjson.OPT_SORT_KEYS)).digest())
             self._digest = digest.hexdigest()
