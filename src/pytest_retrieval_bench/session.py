@@ -15,6 +15,9 @@ import pytest
 
 from pytest_retrieval_bench import __version__
 from pytest_retrieval_bench.arms.base import Arm
+from pytest_retrieval_bench.arms.command import load_command_arms, parse_command_arm_option
+from pytest_retrieval_bench.arms.corvint import preset_arms
+from pytest_retrieval_bench.capture import CaptureError, CaptureWriter
 from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, builtin_arms, select_arms
 from pytest_retrieval_bench.arms.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
@@ -65,6 +68,9 @@ class BenchSession:
         self.lost: dict[tuple[str, str], str] = {}
         self.report: dict[str, Any] | None = None
         self.updated_baseline = False
+        self.capture: CaptureWriter | None = None
+        if settings.capture is not None and role != "local":
+            raise pytest.UsageError("--bench-capture needs a run without xdist workers (-p no:xdist or -n 0)")
         self.copies = PrivateCopies(base_dir / "copies", owns_base=False)
         self.base_dir = base_dir
         self.owns_base = owns_base
@@ -94,7 +100,19 @@ class BenchSession:
 
     # -- set-up -------------------------------------------------------------------------------
     def _available_arms(self) -> dict[str, Arm]:
+        """Built-ins, the corvint presets, declared command arms, then arms from hooks and entry points."""
         arms = builtin_arms()
+        arms.update({arm.name: arm for arm in preset_arms()})
+        try:
+            pyproject = self.config.inipath if self.config.inipath and self.config.inipath.name == "pyproject.toml" else self.config.rootpath / "pyproject.toml"
+            declared = load_command_arms(pyproject)
+            declared += [parse_command_arm_option(entry, base) for entry, base in self.settings.command_arms]
+        except BenchError as error:
+            raise pytest.UsageError(str(error)) from error
+        for arm in declared:
+            if arm.name in BUILTIN_ARMS:
+                raise pytest.UsageError(f"command arm {arm.name!r} would replace a built-in arm")
+            arms[arm.name] = arm
         for result in self.config.hook.pytest_retrieval_bench_arms(config=self.config):
             for arm in result or ():
                 arms[arm.name] = arm
@@ -173,7 +191,10 @@ class BenchSession:
     def run(self, sample: Sample, arm: str) -> dict[str, Any]:
         if sample.skip_reason:
             return {"sample_id": sample.id, "arm": arm, "skipped": sample.skip_reason}
-        return run_item(sample, self.arms[arm], self.store, self.settings.limit)
+        record = run_item(sample, self.arms[arm], self.store, self.settings.limit)
+        if self.capture is not None:
+            self.capture.flush()  # disk writes stay outside the measured wall time
+        return record
 
     def regression(self, record: dict[str, Any]) -> str | None:
         """With --bench-fail-regressed: why this item regressed against the baseline, if it did."""
@@ -208,6 +229,20 @@ class BenchSession:
                 check_and_write_registration(self.settings.report, self.registration, self.settings.replace_registration)
             except BenchError as error:
                 raise pytest.UsageError(str(error)) from error
+        if self.settings.capture is not None:
+            self._open_capture()
+
+    def _open_capture(self) -> None:
+        """Before any arm runs: the capture file, bound to this run's registration."""
+        settings = self.settings
+        programs = [self.arms[name] for name in self.arm_names if hasattr(self.arms[name], "descriptor")]
+        forbidden = [*settings.corpus, *settings.snapshots.values(), *([settings.repos] if settings.repos else []), self.base_dir]
+        try:
+            self.capture = CaptureWriter(settings.capture, self.registration, [arm.descriptor() for arm in programs], forbidden)  # type: ignore[attr-defined]
+        except CaptureError as error:
+            raise pytest.UsageError(f"--bench-capture: {error}") from error
+        for arm in programs:
+            arm.capture = self.capture  # type: ignore[attr-defined]
 
     def finish(self) -> dict[str, Any]:
         samples = self.samples_by_id()
@@ -235,6 +270,11 @@ class BenchSession:
             if self.report["baseline"]["failed"]:
                 failed = [f"{rule['rule']} ({rule['arm']})" for rule in self.report["baseline"]["rules"] if rule["verdict"] == "fail"]
                 self.failures.append(f"gate failed against {self.settings.baseline}: {', '.join(failed)}")
+        if self.capture is not None:
+            self.capture.close()
+            if self.capture.failed:
+                self.failures.append(f"capture failed ({self.capture.failure_reason}); the report was not published, the capture file is kept")
+                return self.report
         if self.settings.report is not None:
             write_atomically(self.settings.report, canonical_json(self.report))
         if self.settings.markdown is not None:
@@ -249,6 +289,8 @@ class BenchSession:
         return self.report
 
     def close(self) -> None:
+        if self.capture is not None:
+            self.capture.close()
         self.store.close()
         if self.owns_base:
             import shutil

@@ -38,6 +38,7 @@ PLACEHOLDERS = ("query", "query_file", "k", "changed_file", "root")
 _PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")  # {{name}}: a literal {name}
 _ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")
 STDERR_LINES = 5
+_DRAIN_GRACE = 2.0  # seconds to finish reading the pipes of a program that has exited
 NO_CHANGED_FILE = "no changed_file in query"
 PRIMED_SHARED, COLD_UNIQUE, UNRECORDED = "PRIMED_SHARED", "COLD_UNIQUE", "UNRECORDED"
 
@@ -116,7 +117,7 @@ def run_program(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout:
         _kill(process)
         process.wait()
     for reader in readers:  # a background child may hold a pipe open after the program exits
-        reader.join(max(deadline - time.monotonic(), 0.0))
+        reader.join(max(deadline - time.monotonic(), _DRAIN_GRACE))
         if reader.is_alive():
             invocation.timed_out = True
             _kill(process)
@@ -213,14 +214,16 @@ class ExecutableIdentity:
     def __call__(self) -> str:
         if self._value is None:
             found = shutil.which(self.program)
-            if found is None:
-                self._value = "NOT_RUN"
-            else:
-                digest = hashlib.sha256()
+            digest = hashlib.sha256()
+            try:
+                if found is None:
+                    raise FileNotFoundError(self.program)
                 with open(found, "rb") as handle:
                     for block in iter(lambda: handle.read(1 << 20), b""):
                         digest.update(block)
                 self._value = f"{self.prefix}:sha256:{digest.hexdigest()}"
+            except OSError:
+                self._value = "NOT_RUN"  # the run will record why each call failed
         return self._value
 
 

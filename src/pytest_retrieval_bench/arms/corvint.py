@@ -188,7 +188,7 @@ class AffectedArm(CorvintArm):
             if not isinstance(selected, dict):
                 raise outcome.fail(f"plan.selected entry {number} is not an object")
             tests.extend(_list(outcome, selected, "tests"))
-        ranking = [path for path in distinct_strings(tests, "plan.selected[].tests") ][: request.k]
+        ranking = [path for path in distinct_strings(tests, "plan.selected[].tests") if path != changed][: request.k]
         return _answer(ranking, _state(outcome, plan, "scope"), not ranking, outcome, label)
 
 

@@ -10,7 +10,8 @@ from pytest_retrieval_bench.arms.lexical import BM25Arm, GrepArm, GrepIdentArm
 from pytest_retrieval_bench.errors import BenchError
 
 BUILTIN_ARMS = ("grep", "grep-ident", "bm25:all", "bm25:ident", "arb-lexical", "arb-bm25")
-ALIASES = {"bm25": ("bm25:all", "bm25:ident"), "lexical": BUILTIN_ARMS, "arb": ("arb-lexical", "arb-bm25")}
+CORVINT_ARMS = ("corvint-query", "corvint-context", "corvint-impact", "corvint-affected")
+ALIASES = {"bm25": ("bm25:all", "bm25:ident"), "lexical": BUILTIN_ARMS, "arb": ("arb-lexical", "arb-bm25"), "corvint": CORVINT_ARMS}
 
 
 def builtin_arms() -> dict[str, Arm]:
