@@ -14,7 +14,8 @@ from typing import Any, Sequence
 from pytest_retrieval_bench import stats
 from pytest_retrieval_bench.errors import BenchError
 
-_RULE = re.compile(r"^(?P<metric>[a-z_0-9]+@(?:\d+|k))\s*>=\s*(?P<threshold>[-+]?\d+(?:\.\d+)?)(?P<options>(?::[a-z]+=[^:]+)*)$")
+_RULE = re.compile(r"^(?P<metric>[a-z_0-9]+@(?:\d+|k))\s*>=\s*(?P<threshold>[-+]?\d+(?:\.\d+)?)(?P<options>(?::.+)?)$")
+_OPTION = re.compile(r":([a-z]+)=")
 
 
 @dataclass(frozen=True)
@@ -33,10 +34,12 @@ def parse_rule(text: str) -> GateRule:
     if not match:
         raise BenchError(f"--bench-gate {text!r}: expected METRIC>=THRESHOLD[:arm=NAME][:group=GROUP], e.g. recall@10>=-0.02")
     options: dict[str, str] = {}
-    for part in filter(None, match["options"].split(":")):
-        key, _, value = part.partition("=")
-        if key not in ("arm", "group") or key in options:
-            raise BenchError(f"--bench-gate {text!r}: unknown or repeated option {key!r} (allowed: arm, group)")
+    parts = _OPTION.split(match["options"])  # group values may hold ':' (task:code2test)
+    if parts[0]:
+        raise BenchError(f"--bench-gate {text!r}: expected :arm=NAME or :group=GROUP after the threshold")
+    for key, value in zip(parts[1::2], parts[2::2]):
+        if key not in ("arm", "group") or key in options or not value:
+            raise BenchError(f"--bench-gate {text!r}: unknown, repeated or empty option {key!r} (allowed: arm, group)")
         options[key] = value
     return GateRule(text=text.strip(), metric=match["metric"], threshold=float(match["threshold"]), arm=options.get("arm"), group=options.get("group", "all"))
 

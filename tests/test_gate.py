@@ -1,0 +1,174 @@
+"""Gating a ranking change: rule grammar, verdicts from the interval's bound, regressions, updates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.gate import GateRule, parse_rule, sample_change
+
+TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
+SAMPLES = TESTDATA / "release" / "benchmark" / "synthetic_v1" / "samples.jsonl"
+CORPUS = TESTDATA / "release" / "corpus" / "synthetic_v1"
+
+# A conftest arm "mine": grep with its ranking changed by MODE (env var), to make a change on purpose.
+CONFTEST = '''
+import os
+from pytest_retrieval_bench import Answer
+from pytest_retrieval_bench.arms.lexical import GrepArm
+
+
+class Mine:
+    name = "mine"
+
+    def retrieve(self, request):
+        ranking = GrepArm().retrieve(request).ranking
+        mode = os.environ.get("MODE", "same")
+        if mode == "worse":
+            ranking = ranking[4:]
+        elif mode == "better":
+            gold = os.environ.get("GOLD_" + request.sample_id)
+            ranking = ([gold] if gold else []) + [p for p in ranking if p != gold]
+        elif mode == "noisy" and int(request.sample_id[-1], 16) % 5 == 0:
+            ranking = ranking[1:]
+        return Answer(ranking=ranking)
+
+
+def pytest_retrieval_bench_arms(config):
+    return [Mine()]
+'''
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("recall@10>=-0.02", GateRule("recall@10>=-0.02", "recall@10", -0.02)),
+        ("mrr@k>=-0.01:arm=mine", GateRule("mrr@k>=-0.01:arm=mine", "mrr@k", -0.01, arm="mine")),
+        ("hit@10>=0:group=task:code2test", GateRule("hit@10>=0:group=task:code2test", "hit@10", 0.0, group="task:code2test")),
+    ],
+)
+def test_rule_grammar(text, expected):
+    rule = parse_rule(text)
+    assert rule == expected
+
+
+def test_group_with_a_colon_is_kept_whole():
+    assert parse_rule("hit@10>=0:group=task:code2test").group == "task:code2test"
+
+
+@pytest.mark.parametrize("text", ["recall@10>-0.02", "recall>=0", "recall@10>=x", "recall@10>=0:colour=red", "recall@10>=0:arm=a:arm=b", "recall@10>=0:arm=", "recall@10>=0x"])
+def test_bad_rules_are_refused(text):
+    with pytest.raises(BenchError, match="--bench-gate"):
+        parse_rule(text)
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "change"),
+    [(2, None, "regressed"), (None, 3, "improved"), (2, 5, "regressed"), (5, 2, "improved"), (3, 3, "unchanged")],
+)
+def test_sample_change(before, after, change):
+    assert sample_change({"rank_of_first_gold": before, "metrics": {"x": 1}}, {"rank_of_first_gold": after, "metrics": {"x": 1}})[0] == change
+
+
+def _gold_env() -> dict[str, str]:
+    from pytest_retrieval_bench.samples import load_samples
+
+    return {f"GOLD_{s.id}": s.gold_files[0] for s in load_samples(SAMPLES).samples if s.gold_files}
+
+
+def _run(pytester, monkeypatch, mode: str, *extra: str):
+    monkeypatch.setenv("MODE", mode)
+    for key, value in _gold_env().items():
+        monkeypatch.setenv(key, value)
+    return pytester.runpytest_subprocess(
+        f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", "--bench-arms=mine", "-p", "no:cacheprovider", *extra)
+
+
+@pytest.fixture
+def baseline(pytester, monkeypatch) -> Path:
+    pytester.makeconftest(CONFTEST)
+    path = pytester.path / "baseline.json"
+    result = _run(pytester, monkeypatch, "same", f"--bench-baseline={path}", "--bench-update-baseline")
+    assert result.ret == 0 and path.is_file()
+    return path
+
+
+def _section(pytester) -> dict:
+    return json.loads((pytester.path / "out.json").read_text())["baseline"]
+
+
+def test_a_worse_change_fails_the_gate_and_lists_regressions(pytester, monkeypatch, baseline):
+    result = _run(pytester, monkeypatch, "worse", f"--bench-baseline={baseline}", "--bench-gate=recall@10>=-0.02",
+                  "--bench-report=out.json", "--bench-markdown=summary.md")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*gate recall@10>=-0.02 arm mine*-> FAIL*", "*REGRESSED * (acme/*): *", "*gate failed against*"])
+    section = _section(pytester)
+    assert section["failed"] and section["rules"][0]["bootstrap95"][0] < -0.02
+    regressions = section["arms"]["mine"]["regressions"]
+    assert regressions and section["arms"]["mine"]["regressed"] == len(regressions)
+    assert all(r["change"] == "regressed" and r["repo"] for r in regressions)
+    hit_to_miss = [r for r in regressions if r["rank"] is None]
+    assert regressions[: len(hit_to_miss)] == hit_to_miss  # worst (a hit lost) first
+    assert "FAILED" in (pytester.path / "summary.md").read_text()
+
+
+def test_fail_regressed_fails_each_regressed_item(pytester, monkeypatch, baseline):
+    result = _run(pytester, monkeypatch, "worse", f"--bench-baseline={baseline}", "--bench-fail-regressed", "--bench-report=out.json")
+    regressed = _section(pytester)["arms"]["mine"]["regressed"]
+    assert result.ret == 1
+    result.assert_outcomes(failed=regressed, passed=34 - regressed, skipped=1)
+    result.stdout.fnmatch_lines(["*regressed against the baseline with arm mine*"])
+
+
+def test_a_better_change_passes(pytester, monkeypatch, baseline):
+    result = _run(pytester, monkeypatch, "better", f"--bench-baseline={baseline}", "--bench-gate=recall@10>=-0.02",
+                  "--bench-gate=mrr@k>=0:arm=mine", "--bench-report=out.json")
+    assert result.ret == 0
+    section = _section(pytester)
+    assert not section["failed"] and section["arms"]["mine"]["improved"] > 0 and section["arms"]["mine"]["regressed"] == 0, section["arms"]
+    mrr = [r for r in section["rules"] if r["metric"] == "mrr@k"][0]
+    assert mrr["significant"] and mrr["bootstrap95"][0] > 0
+
+
+def test_an_unchanged_run_passes(pytester, monkeypatch, baseline):
+    result = _run(pytester, monkeypatch, "same", f"--bench-baseline={baseline}", "--bench-gate=recall@10>=0", "--bench-report=out.json")
+    assert result.ret == 0
+    section = _section(pytester)
+    assert section["arms"]["mine"] == {**section["arms"]["mine"], "improved": 0, "regressed": 0, "unchanged": 34}
+    assert section["rules"][0]["bootstrap95"] == [0.0, 0.0]
+
+
+def test_a_noisy_small_change_passes_a_tolerance_and_is_not_significant(pytester, monkeypatch, baseline):
+    result = _run(pytester, monkeypatch, "noisy", f"--bench-baseline={baseline}", "--bench-gate=mrr@k>=-0.2", "--bench-report=out.json")
+    rule = _section(pytester)["rules"][0]
+    assert result.ret == 0, result.stdout.str()
+    assert rule["verdict"] == "pass" and not rule["significant"]
+    assert rule["bootstrap95"][0] < 0 <= rule["bootstrap95"][1] or rule["bootstrap95"][0] <= 0 < rule["bootstrap95"][1]
+    result.stdout.fnmatch_lines(["*not significant*-> PASS*"])
+
+
+def test_baseline_mismatches_are_usage_errors(pytester, monkeypatch, baseline):
+    other_limit = _run(pytester, monkeypatch, "same", f"--bench-baseline={baseline}", "--bench-limit=10")
+    assert other_limit.ret == 4
+    other_limit.stderr.fnmatch_lines(["*baseline limit 20 differs from this run's 10*"])
+    monkeypatch.setenv("MODE", "same")
+    missing_arm = pytester.runpytest_subprocess(f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", "--bench-arms=grep",
+                                                f"--bench-baseline={baseline}", "-p", "no:cacheprovider")
+    assert missing_arm.ret == 4
+    missing_arm.stderr.fnmatch_lines(["*baseline has no results for arm(s) grep*"])
+    bad_rule = _run(pytester, monkeypatch, "same", f"--bench-baseline={baseline}", "--bench-gate=recall@10 > 0")
+    assert bad_rule.ret == 4
+    no_baseline = _run(pytester, monkeypatch, "same", "--bench-gate=recall@10>=0")
+    assert no_baseline.ret == 4
+
+
+def test_update_baseline_is_refused_after_an_arm_error(pytester, monkeypatch, baseline):
+    pytester.makeconftest(CONFTEST.replace("return Answer(ranking=ranking)", "if request.sample_id.startswith('1'):\n            raise RuntimeError('boom')\n        return Answer(ranking=ranking)"))
+    before = baseline.read_bytes()
+    result = _run(pytester, monkeypatch, "same", f"--bench-baseline={baseline}", "--bench-update-baseline")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*--bench-update-baseline refused*"])
+    assert baseline.read_bytes() == before
