@@ -204,7 +204,7 @@ def snapshot(tmp_path: Path):
     root = tmp_path / "tree"
     root.mkdir()
     (root / "a.py").write_text("a\n")
-    copies = PrivateCopies(tmp_path / "copies", owns_base=True)
+    copies = PrivateCopies(tmp_path / "copies", owned_root=tmp_path / "copies")
     snap = read_directory(root, "acme/demo", "d" * 40)
     snap.directory_provider = copies.get
     yield snap

@@ -49,7 +49,7 @@ def snapshot(tmp_path: Path):
     for path, text in FILES.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
-    copies = PrivateCopies(tmp_path / "copies", owns_base=True)
+    copies = PrivateCopies(tmp_path / "copies", owned_root=tmp_path / "copies")
     snap = read_directory(root, REPO, COMMIT)
     snap.directory_provider = copies.get
     yield snap
@@ -394,7 +394,7 @@ def test_identity_is_the_program_digest_cached(tmp_path: Path) -> None:
 
 def test_through_the_runner(tmp_path: Path, snapshot: Any) -> None:
     tree = tmp_path / "tree"
-    copies = PrivateCopies(tmp_path / "copies2", owns_base=True)
+    copies = PrivateCopies(tmp_path / "copies2", owned_root=tmp_path / "copies2")
     try:
         store = SnapshotStore(SnapshotResolver(explicit={f"{REPO}@{COMMIT}": tree}), copies, None)
         sample = Sample(id="s9", task_type="code2test", repo=REPO, base_commit=COMMIT, query={}, query_text="q" * 50,

@@ -127,7 +127,7 @@ def test_repositories_directory_and_missing_snapshot(git_repo, tmp_path):
 def test_private_copy_is_a_committed_git_repo_and_is_removed(git_repo, tmp_path):
     repo, commit = git_repo
     snapshot = SnapshotResolver(repos_dir=repo.parent).load(REPO, commit)
-    copies = PrivateCopies(tmp_path / "base", owns_base=True)
+    copies = PrivateCopies(tmp_path / "base", owned_root=tmp_path / "base")
     try:
         copy = copies.get(snapshot)
         assert copies.get(snapshot) == copy

@@ -48,7 +48,7 @@ def tree(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def copies(tmp_path: Path):
-    private = PrivateCopies(tmp_path / "copies", owns_base=True)
+    private = PrivateCopies(tmp_path / "copies", owned_root=tmp_path / "copies")
     yield private
     private.cleanup()
     private.restore_signals()

@@ -5,6 +5,7 @@ Without --bench-samples every hook returns at once, so the plugin stays out of t
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any, Generator
 
@@ -62,7 +63,12 @@ def pytest_configure(config: pytest.Config) -> None:
         base, owns = Path(config.workerinput[WORKER_BASE]), False  # type: ignore[attr-defined]
     else:
         base, owns = make_base_directory(), True
-    bench = BenchSession(config, settings, role, base, owns)
+    try:
+        bench = BenchSession(config, settings, role, base, owns)
+    except BaseException:
+        if owns:
+            shutil.rmtree(base, ignore_errors=True)
+        raise
     bench.bench_only = config.workerinput[WORKER_BENCH_ONLY] if role == "worker" else config.args_source != pytest.Config.ArgsSource.ARGS  # type: ignore[attr-defined]
     config.stash[SESSION_KEY] = bench
     if role != "worker":

@@ -71,7 +71,7 @@ class BenchSession:
         self.capture: CaptureWriter | None = None
         if settings.capture is not None and role != "local":
             raise pytest.UsageError("--bench-capture needs a run without xdist workers (-p no:xdist or -n 0)")
-        self.copies = PrivateCopies(base_dir / "copies", owns_base=False)
+        self.copies = PrivateCopies(base_dir / "copies", owned_root=base_dir if owns_base else None)
         self.base_dir = base_dir
         self.owns_base = owns_base
         self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache(), progress=self._progress)
@@ -152,11 +152,19 @@ class BenchSession:
         return resolver
 
     def _progress(self, line: str) -> None:
-        verbosity = self.config.get_verbosity() if hasattr(self.config, "get_verbosity") else self.config.option.verbose
-        if verbosity < 0 or self.role == "worker":
+        """One line per snapshot index built or loaded; shown even while an item's output is captured."""
+        if self.config.get_verbosity() < 0 or self.role == "worker":
             return
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        if reporter is None:
+            return
+        if capture is not None:
+            with capture.global_and_fixture_disabled():
+                reporter.ensure_newline()
+                reporter.write_line(line)
+        else:
+            reporter.ensure_newline()
             reporter.write_line(line)
 
     # -- collection ---------------------------------------------------------------------------
@@ -291,11 +299,7 @@ class BenchSession:
     def close(self) -> None:
         if self.capture is not None:
             self.capture.close()
-        self.store.close()
-        if self.owns_base:
-            import shutil
-
-            shutil.rmtree(self.base_dir, ignore_errors=True)
+        self.store.close()  # removes the copies, and the session's directory where it owns it
 
 
 def summarize_reports(config: pytest.Config, settings: Settings) -> int:

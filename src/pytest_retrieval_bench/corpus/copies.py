@@ -38,9 +38,11 @@ def make_base_directory() -> Path:
 class PrivateCopies:
     """Builds at most one copy per snapshot and removes them all on every way out."""
 
-    def __init__(self, base: Path, owns_base: bool):
+    def __init__(self, base: Path, owned_root: Path | None):
+        """`owned_root` (the session's temporary directory, in the process that made it) is
+        removed with the copies, so a signal that ends the process leaves nothing behind."""
         self.base = base
-        self.owns_base = owns_base
+        self.owned_root = owned_root
         self._copies: dict[str, Path] = {}
         self._previous: dict[int, Callable[..., object] | int | None] = {}
         atexit.register(self.cleanup)
@@ -67,8 +69,8 @@ class PrivateCopies:
     def cleanup(self) -> None:
         for key in list(self._copies):
             self.release(key)
-        if self.owns_base:
-            shutil.rmtree(self.base, ignore_errors=True)
+        if self.owned_root is not None:
+            shutil.rmtree(self.owned_root, ignore_errors=True)
 
     def restore_signals(self) -> None:
         for signum, handler in self._previous.items():

@@ -44,6 +44,7 @@ class Snapshot:
     directory_provider: Callable[["Snapshot"], Path] | None = field(default=None, repr=False)
     index_loader: Callable[["Snapshot", str], Any] | None = field(default=None, repr=False)
     _digest: str | None = field(default=None, repr=False)
+    _files_digest: str | None = field(default=None, repr=False)
     _lexical: Any = field(default=None, repr=False)
     _chunks: Any = field(default=None, repr=False)
 
@@ -90,18 +91,25 @@ class Snapshot:
             cached = self.__dict__["_path_set"] = frozenset(self.texts) | frozenset(self.other_paths)
         return cached
 
-    def content_digest(self) -> str:
-        """sha256 over sorted (path, text sha256) of text files, other paths' names, chunk rows.
+    def files_digest(self) -> str:
+        """sha256 over sorted (path, text sha256) of text files and the other paths' names.
 
-        Keys the on-disk index cache: same text files, same index.
+        The same tree gives the same digest whatever its source (chunk file, directory, git).
         """
-        if self._digest is None:
+        if self._files_digest is None:
             digest = hashlib.sha256()
             for path, text in self.text_files():
                 digest.update(path.encode("utf-8", errors="surrogateescape") + b"\0")
                 digest.update(hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).digest())
             for path in sorted(self.other_paths):
                 digest.update(b"\1" + path.encode("utf-8", errors="surrogateescape") + b"\0")
+            self._files_digest = digest.hexdigest()
+        return self._files_digest
+
+    def content_digest(self) -> str:
+        """The files digest plus the chunk rows: keys the index cache (chunk rows feed an index)."""
+        if self._digest is None:
+            digest = hashlib.sha256(self.files_digest().encode())
             for row in self.chunk_rows or ():
                 digest.update(b"\2" + hashlib.sha256(orjson.dumps(row, option=orjson.OPT_SORT_KEYS)).digest())
             self._digest = digest.hexdigest()

@@ -80,7 +80,7 @@ def _lines(stream: IO[bytes], source: str) -> Iterator[Line]:
         for number, raw in enumerate(reader, start=1):
             yield Line(source, number, raw)
     except zstandard.ZstdError as error:
-        raise InputError(source, f"corrupt zstd stream after line {number}: {error}", line=number + 1) from error
+        raise InputError(source, f"corrupt zstd stream after {number} complete lines: {error}") from error
 
 
 def iter_release_members(path: Path, prefix: str) -> Iterator[tuple[str, IO[bytes]]]:

@@ -1,0 +1,125 @@
+"""The plugin under pytest-xdist: same report whatever the workers, snapshots kept together, lost workers."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("xdist")
+
+TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
+SAMPLES = TESTDATA / "release" / "benchmark" / "synthetic_v1" / "samples.jsonl"
+CORPUS = TESTDATA / "release" / "corpus" / "synthetic_v1"
+BUILTIN_ARMS = ("grep", "grep-ident", "bm25:all", "bm25:ident", "arb-lexical", "arb-bm25")
+CRASH_SAMPLE = "402beedd849ff8293b36f091"  # acme/gin-lite, code2test, positive
+
+ROWS = {row["id"]: row for row in map(json.loads, filter(str.strip, SAMPLES.read_text(encoding="utf-8").splitlines()))}
+
+
+def bench_args(*extra: str) -> list[str]:
+    return ["-p", "no:cacheprovider", f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", *extra]
+
+
+def _zero_wall(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: (0 if k == "wall_ms" else _zero_wall(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_zero_wall(v) for v in value]
+    return value
+
+
+def comparable(data: bytes) -> bytes:
+    """The report's bytes (checked canonical) with wall_ms values zeroed and the latency section removed."""
+    assert data.endswith(b"\n") and not data.endswith(b"\n\n")
+    report = json.loads(data)
+    assert json.dumps(report, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n" == data
+    report.pop("latency")
+    return json.dumps(_zero_wall(report), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+MODES = {
+    "no-xdist": ("-p", "no:xdist"),
+    "n0": ("-n", "0"),
+    "n2-loadgroup": ("-n", "2", "--dist", "loadgroup"),
+    "n3-load": ("-n", "3", "--dist", "load"),
+}
+
+
+def test_report_is_the_same_whatever_the_workers(pytester: pytest.Pytester) -> None:
+    reports: dict[str, bytes] = {}
+    for name, mode in MODES.items():
+        result = pytester.runpytest_subprocess(*mode, *bench_args("-q", f"--bench-report={name}.json"))
+        assert result.ret == 0, (name, result.stdout.str()[-3000:])
+        result.assert_outcomes(passed=34 * len(BUILTIN_ARMS), skipped=len(BUILTIN_ARMS))
+        reports[name] = (pytester.path / f"{name}.json").read_bytes()
+    report = json.loads(reports["no-xdist"])
+    assert report["missing"] == [] and report["problems"] == []
+    assert report["registration"]["arms"] == list(BUILTIN_ARMS)
+    assert len(report["details"]) == len(ROWS)
+    assert all(record["error"] is None for entry in report["details"] for record in entry["arms"].values())
+    reference = comparable(reports["no-xdist"])
+    for name, data in reports.items():
+        assert comparable(data) == reference, f"{name} differs from the run without xdist"
+
+
+def test_one_worker_per_snapshot_under_loadgroup(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("-n", "2", "--dist", "loadgroup", *bench_args("-v"))
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    workers: dict[str, set[str]] = {}
+    items = 0
+    for line in result.outlines:
+        match = re.match(r"^\[(gw\d+)\] .*samples\.jsonl::(\w+)\[([^\]]+)\]", line)
+        if match:
+            items += 1
+            workers.setdefault(ROWS[match[2]]["repo"], set()).add(match[1])
+    assert items == len(ROWS) * len(BUILTIN_ARMS)
+    assert set(workers) == {"acme/gin-lite", "acme/pyquery-tools", "nimbus/rusty-cache"}
+    for repo, names in workers.items():
+        assert len(names) == 1, f"{repo} ran on {sorted(names)}"
+
+
+CRASH_CONFTEST = f"""
+import os
+from pytest_retrieval_bench import Answer
+
+class Crash:
+    name = "crash"
+
+    def retrieve(self, request):
+        if request.sample_id == {CRASH_SAMPLE!r}:
+            os._exit(1)
+        return Answer(ranking=[])
+
+def pytest_retrieval_bench_arms(config):
+    return [Crash()]
+"""
+
+
+def test_lost_worker(pytester: pytest.Pytester) -> None:
+    """A worker that dies mid-item: the report is still written and names the lost item.
+
+    Observed: xdist reports the item failed ("worker 'gwN' crashed while running ..."), a new worker
+    takes over, and the report's record for it has error "lost: worker 'gwN' crashed while running
+    '<nodeid>'", zero metrics; `missing` stays empty.
+    """
+    pytester.makeconftest(CRASH_CONFTEST)
+    result = pytester.runpytest_subprocess("-n", "2", *bench_args("-rf", "--bench-arms=grep,crash", "--bench-report=out.json"))
+    assert result.ret != 0
+    result.assert_outcomes(failed=1, passed=2 * 34 - 1, skipped=2)
+    result.stdout.fnmatch_lines([f"FAILED *{CRASH_SAMPLE}[[]crash[]]*"])
+    report = json.loads((pytester.path / "out.json").read_bytes())
+    entry = next(e for e in report["details"] if e["id"] == CRASH_SAMPLE)
+    crashed = entry["arms"].get("crash")
+    assert (crashed is not None and crashed["error"].startswith("lost")) or CRASH_SAMPLE in report["missing"]
+    assert entry["arms"]["grep"]["error"] is None
+    errors = [(e["id"], arm) for e in report["details"] for arm, record in e["arms"].items() if record["error"]]
+    assert errors in ([(CRASH_SAMPLE, "crash")], [])
+    if crashed is not None:  # what this version does: a scored-zero record, never an abstention
+        assert CRASH_SAMPLE in crashed["error"] and "crashed" in crashed["error"]
+        assert crashed["ranking"] == [] and not crashed["abstained"] and not crashed["selective_success"]
+        assert set(crashed["metrics"].values()) == {0.0}
+        assert report["summary"]["all"]["crash"]["errors"] == 1
