@@ -57,8 +57,29 @@ def _interval(bounds: tuple[float, float] | None) -> list[float] | None:
     return list(bounds) if bounds is not None else None
 
 
+def _metric_mean(positives: Sequence[dict[str, Any]], name: str) -> float | None:
+    """Mean over the positives that carry the metric: a format's own metrics (cb_, rel_, kt_,
+    codenib_) are means over that format's items only, never diluted by zeros from others.
+    Every positive ARB item carries every common metric, so for ARB this is the plain mean."""
+    return stats.mean([row["metrics"][name] for row in positives if name in row["metrics"]])
+
+
+def micro_averages(positives: Sequence[dict[str, Any]]) -> dict[str, float | None]:
+    """sum(numerators) / sum(denominators) per counted metric (None when every denominator is 0)."""
+    totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for row in positives:
+        for name, (numerator, denominator) in (row.get("metric_counts") or {}).items():
+            totals[name][0] += numerator
+            totals[name][1] += denominator
+    return {name: (numerator / denominator if denominator else None) for name, (numerator, denominator) in sorted(totals.items())}
+
+
 def summarize_arm(rows: Sequence[dict[str, Any]], limit: int) -> dict[str, Any]:
-    """Means of every metric over positives, selective success over all, Wilson intervals."""
+    """Means of every metric over positives, selective success over all, Wilson intervals.
+
+    With format metrics present, also `micro` (pooled ratios) and `metric_n` (how many positives
+    a metric was averaged over, for metrics not every positive carries); ARB-only runs get neither.
+    """
     positives = [row for row in rows if row["_positive"]]
     names = sorted({name for row in positives for name in row["metrics"]})
     summary: dict[str, Any] = {
@@ -66,7 +87,7 @@ def summarize_arm(rows: Sequence[dict[str, Any]], limit: int) -> dict[str, Any]:
         "positives": len(positives),
         "errors": sum(1 for row in rows if row["error"]),
         "abstentions": sum(1 for row in rows if row["abstained"]),
-        "metrics": {name: stats.mean([row["metrics"].get(name, 0.0) for row in positives]) for name in names},
+        "metrics": {name: _metric_mean(positives, name) for name in names},
         "selective_success": stats.mean([1.0 if row["selective_success"] else 0.0 for row in rows]),
         "selective_success_wilson95": _interval(stats.wilson_interval(sum(1 for row in rows if row["selective_success"]), len(rows))),
         "wilson95": {},
@@ -74,6 +95,11 @@ def summarize_arm(rows: Sequence[dict[str, Any]], limit: int) -> dict[str, Any]:
     for k in cutoffs(limit):
         hits = sum(1 for row in positives if row["metrics"].get(f"hit@{k}", 0.0) >= 1.0)
         summary["wilson95"][f"hit@{k}"] = _interval(stats.wilson_interval(hits, len(positives)))
+    partial = {name: count for name in names if (count := sum(1 for row in positives if name in row["metrics"])) < len(positives)}
+    if partial:
+        summary["metric_n"] = partial
+    if any(row.get("metric_counts") for row in positives):
+        summary["micro"] = micro_averages(positives)
     return summary
 
 
@@ -85,7 +111,7 @@ def repository_macro(rows: Sequence[dict[str, Any]]) -> dict[str, float | None]:
             by_repo[row["_labels"]["repo"]].append(row)
     names = sorted({name for group in by_repo.values() for row in group for name in row["metrics"]})
     return {
-        name: stats.mean([stats.mean([row["metrics"].get(name, 0.0) for row in by_repo[repo]]) for repo in sorted(by_repo)])  # type: ignore[misc]
+        name: stats.mean([mean for repo in sorted(by_repo) if (mean := _metric_mean(by_repo[repo], name)) is not None])
         for name in names
     }
 
@@ -162,7 +188,8 @@ def build_latency(rows_by_arm: dict[str, list[dict[str, Any]]]) -> dict[str, Any
     for arm, rows in sorted(rows_by_arm.items()):
         by_state: dict[str, list[float]] = defaultdict(list)
         for row in rows:
-            by_state[row.get("cache_state") or "UNRECORDED"].append(float(row["wall_ms"]))
+            if not row["error"]:  # a failed call's time is not a retrieval latency
+                by_state[row.get("cache_state") or "UNRECORDED"].append(float(row["wall_ms"]))
         latency[arm] = {state: stats.latency_summary(values) for state, values in sorted(by_state.items())}
     return latency
 

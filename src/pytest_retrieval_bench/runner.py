@@ -7,8 +7,9 @@ controller and is aggregated there.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
+from pytest_retrieval_bench import format_metrics
 from pytest_retrieval_bench.arms.base import Answer, Arm, Request
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import ArmError, SnapshotError
@@ -39,10 +40,12 @@ def run_item(sample: Sample, arm: Arm, store: SnapshotStore, limit: int) -> dict
     }
     answer: Answer | None = None
     error: str | None = None
+    read_text: Callable[[str], str | None] | None = None
     started = time.perf_counter()
     try:
         snapshot = store.get(sample.repo, sample.base_commit)
-        record["snapshot_sha256"] = snapshot.content_digest()
+        read_text = snapshot.read_text  # format metrics read line counts and line texts
+        record["snapshot_sha256"] = snapshot.files_digest()
         request = Request(sample_id=sample.id, task_type=sample.task_type, repo=sample.repo, base_commit=sample.base_commit,
                           query=sample.query, query_text=query_text, changed_file=sample.changed_file, k=limit, snapshot=snapshot)
         index_kind = getattr(arm, "uses_index", None)
@@ -58,11 +61,18 @@ def run_item(sample: Sample, arm: Arm, store: SnapshotStore, limit: int) -> dict
     except Exception as exc:  # an arm's failure is recorded, never an abstention
         error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ArmError) else str(exc)
     record["wall_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
-    return {**record, **score(sample, answer, error, limit)}
+    return {**record, **score(sample, answer, error, limit, read_text)}
 
 
-def score(sample: Sample, answer: Answer | None, error: str | None, limit: int) -> dict[str, Any]:
-    """The scored part of a record; an error scores zero and is never an abstention."""
+def score(sample: Sample, answer: Answer | None, error: str | None, limit: int,
+          read_text: Callable[[str], str | None] | None = None) -> dict[str, Any]:
+    """The scored part of a record; an error scores zero and is never an abstention.
+
+    `read_text` (the snapshot's) lets a format check its sample against the snapshot and
+    score line spans; without it those checks are skipped and span weights fall back to 1.
+    """
+    if answer is not None and not error and read_text is not None:
+        error = format_metrics.verify_sample(sample, read_text)  # an edited known-target case
     ranking = scored_ranking(answer.ranking, sample.given_files, limit) if answer and not error else []
     abstained = bool(answer.is_abstention) if answer and not error else False
     if sample.no_gold:
@@ -71,6 +81,17 @@ def score(sample: Sample, answer: Answer | None, error: str | None, limit: int) 
         metrics = zero_metrics(limit)
     else:
         metrics = positive_metrics(ranking, sample.gold_files, sample.hard_negatives, limit)
+    extra: dict[str, Any] = {}
+    if not sample.no_gold and format_metrics.has_extra(sample):
+        text = read_text or (lambda _: None)
+        scored = format_metrics.extra_metrics(sample, None if error else answer, ranking, limit,
+                                              lambda path: format_metrics.line_count_of(text(path)), text)
+        metrics.update(scored.values)
+        if scored.counts:
+            extra["metric_counts"] = scored.counts
+        spans = None if error else format_metrics.scored_spans(answer, ranking, limit)
+        if spans is not None:
+            extra["spans"] = spans
     return {
         "ranking": ranking,
         "abstained": abstained,
@@ -81,4 +102,5 @@ def score(sample: Sample, answer: Answer | None, error: str | None, limit: int) 
         "metrics": metrics,
         "selective_success": selective_success(sample.no_gold, abstained, error is not None, ranking, sample.gold_files),
         "rank_of_first_gold": None if sample.no_gold else rank_of_first_gold(ranking, sample.gold_files),
+        **extra,
     }

@@ -145,6 +145,9 @@ class BenchSession:
 
     def _resolver(self) -> SnapshotResolver:
         resolver = SnapshotResolver(explicit=dict(self.settings.snapshots), corpus_dirs=list(self.settings.corpus), repos_dir=self.settings.repos)
+        for loaded in self.loaded:  # a relevance fixture names its own corpus directory; --bench-snapshot still wins
+            for key, directory in loaded.snapshots.items():
+                resolver.explicit.setdefault(key, directory)
         for loaded in self.loaded:
             if is_release_archive(loaded.path):
                 archive, digest = loaded.path, loaded.digest

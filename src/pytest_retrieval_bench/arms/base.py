@@ -52,6 +52,12 @@ class Answer:
     """An arm's answer. An empty ranking is an abstention; raise an exception for an error.
 
     `ranking` holds distinct repo-relative POSIX paths, best first.
+
+    `spans` (optional) is the answer at result granularity, for formats that score line spans
+    and chunk kinds: dicts `{path, kind?, start_line?, end_line?}`, best first, a path may
+    repeat. Given alone, the ranking is derived from it (distinct paths, first occurrence
+    first); given beside a ranking, every span's path must be in the ranking. A span without
+    lines stands for the whole file. Checked here, so a malformed span is the arm's error.
     """
 
     ranking: list[str]
@@ -60,6 +66,19 @@ class Answer:
     cache_state: str | None = None
     abstained: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    spans: list[dict[str, Any]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.spans is None:
+            return
+        self.spans = [_checked_span(span, index) for index, span in enumerate(self.spans)]
+        if not self.ranking:
+            self.ranking = list(dict.fromkeys(span["path"] for span in self.spans))
+            return
+        listed = set(self.ranking)
+        for index, span in enumerate(self.spans):
+            if span["path"] not in listed:
+                raise ValueError(f"spans[{index}]: path {span['path']!r} is not in the ranking")
 
     @property
     def is_abstention(self) -> bool:
@@ -79,3 +98,30 @@ class Arm(Protocol):
 
     def retrieve(self, request: Request) -> Answer:
         """Rank files for the request."""
+
+
+def _checked_span(span: Any, index: int) -> dict[str, Any]:
+    """One span in canonical form: 1-based inclusive lines, `end_line` defaulting to `start_line`."""
+    if not isinstance(span, dict):
+        raise ValueError(f"spans[{index}]: expected an object, got {type(span).__name__}")
+    path = span.get("path")
+    if not isinstance(path, str) or not path:
+        raise ValueError(f"spans[{index}]: 'path' must be a non-empty string")
+    out: dict[str, Any] = {"path": path}
+    kind = span.get("kind")
+    if kind is not None:
+        if not isinstance(kind, str) or not kind:
+            raise ValueError(f"spans[{index}]: 'kind' must be a non-empty string")
+        out["kind"] = kind
+    start, end = span.get("start_line"), span.get("end_line")
+    if start is None and end is not None:
+        raise ValueError(f"spans[{index}]: 'end_line' without 'start_line'")
+    if start is not None:
+        end = start if end is None else end
+        for name, value in (("start_line", start), ("end_line", end)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"spans[{index}]: {name!r} must be a positive integer, got {value!r}")
+        if end < start:
+            raise ValueError(f"spans[{index}]: end_line {end} is before start_line {start}")
+        out["start_line"], out["end_line"] = start, end
+    return out

@@ -2,6 +2,9 @@
 
 A malformed row becomes one failing item (file, line, field in its message) while every other
 sample still runs: one typo must not cost a whole bench run.
+
+The format is read from the file itself (a `.parquet` name, else its first non-blank line), so
+one option takes ARB, ContextBench, cce.relevance/v1 and known-target-v1 files alike.
 """
 
 from __future__ import annotations
@@ -9,13 +12,17 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, Callable, Iterator
 
 import orjson
 
 from pytest_retrieval_bench.errors import InputError
+from pytest_retrieval_bench.samples import contextbench, known_target, relevance
 from pytest_retrieval_bench.samples.arb import parse_arb_row
 from pytest_retrieval_bench.samples.model import Sample
-from pytest_retrieval_bench.samples.reader import iter_sample_lines
+from pytest_retrieval_bench.samples.reader import Line, iter_sample_lines
+
+RowParser = Callable[[dict[str, Any], str, int], "Sample | None"]
 
 
 @dataclass
@@ -26,17 +33,24 @@ class LoadedSamples:
     digest: str
     samples: list[Sample] = field(default_factory=list)
     problems: list[InputError] = field(default_factory=list)
+    format: str = "arb"
+    # snapshot key ("owner/name@commit") -> directory the file itself names (a relevance corpus)
+    snapshots: dict[str, Path] = field(default_factory=dict)
 
 
 def file_sha256(path: Path) -> str:
+    """The file's SHA-256; a file that cannot be read at all is an InputError naming it."""
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
+    try:
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as error:
+        raise InputError(str(path), f"cannot read: {error.strerror or error}") from error
     return digest.hexdigest()
 
 
-def _parse_line(text: bytes, source: str, line: int) -> Sample | None:
+def _parse_line(text: bytes, source: str, line: int, parse_row: RowParser = parse_arb_row) -> Sample | None:
     if not text.strip():
         return None
     try:
@@ -45,19 +59,84 @@ def _parse_line(text: bytes, source: str, line: int) -> Sample | None:
         raise InputError(source, f"malformed JSON: {error}", line=line) from error
     if not isinstance(row, dict):
         raise InputError(source, f"expected a JSON object, got {type(row).__name__}", line=line)
-    return parse_arb_row(row, source, line)
+    return parse_row(row, source, line)
+
+
+def detect_format(path: Path) -> str:
+    """`arb`, `contextbench`, `relevance` or `known-target`, from the name or the first row.
+
+    A first row that is not a JSON object leaves the file to the ARB reader, which reports it.
+    """
+    if path.name.endswith(".parquet"):
+        return contextbench.FORMAT
+    try:
+        first = next((line for line in iter_sample_lines(path) if line.text.strip()), None)
+    except InputError:
+        return "arb"
+    try:
+        row = orjson.loads(first.text) if first is not None else None
+    except orjson.JSONDecodeError:
+        return "arb"
+    return row_format(row) if isinstance(row, dict) else "arb"
+
+
+def row_format(row: dict[str, Any]) -> str:
+    schema = row.get("schema") if isinstance(row.get("schema"), str) else ""
+    # any version of a known schema goes to its reader, which names the unsupported version
+    if schema.startswith("cce.relevance/") or (isinstance(row.get("query"), str) and "expected" in row and "task_type" not in row):
+        return relevance.FORMAT
+    if schema.startswith("known-target-") or ("intent" in row and "targets" in row):
+        return known_target.FORMAT
+    if "instance_id" in row and "problem_statement" in row:
+        return contextbench.FORMAT
+    return "arb"
+
+
+def _parquet_lines(path: Path) -> Iterator[tuple[Line, dict[str, Any] | None]]:
+    for number, row in contextbench.iter_parquet_rows(path):
+        yield Line(str(path), number, b""), row
+
+
+def _json_lines(path: Path) -> Iterator[tuple[Line, dict[str, Any] | None]]:
+    for line in iter_sample_lines(path):
+        yield line, None
+
+
+def _row_parser(path: Path, loaded: LoadedSamples) -> RowParser:
+    if loaded.format == relevance.FORMAT:
+        reader = relevance.RelevanceReader(path)
+
+        def parse_case(row: dict[str, Any], source: str, line: int) -> Sample | None:
+            sample = reader.parse(row, source, line)
+            if reader.corpus is not None:
+                loaded.snapshots[reader.snapshot_key] = reader.corpus
+            return sample
+
+        return parse_case
+    if loaded.format == known_target.FORMAT:
+        return known_target.parse_known_target_row
+    if loaded.format == contextbench.FORMAT:
+        return contextbench.parse_contextbench_row
+    return parse_arb_row
 
 
 def load_samples(path: Path, fold_map: dict[str, str] | None = None, task_type: str | None = None) -> LoadedSamples:
     """Load one samples file. Raises InputError only when the file cannot be opened at all."""
     if not path.is_file():
         raise InputError(str(path), "no such file")
-    loaded = LoadedSamples(path=path, digest=file_sha256(path))
+    if path.name.endswith(".parquet"):
+        contextbench.require_pyarrow(path)  # a missing optional dependency is a usage error, not a bad row
+    loaded = LoadedSamples(path=path, digest=file_sha256(path), format=detect_format(path))
+    parse_row = _row_parser(path, loaded)
+    rows = _parquet_lines(path) if path.name.endswith(".parquet") else _json_lines(path)
     seen: dict[str, Sample] = {}
     try:
-        for line in iter_sample_lines(path):
+        for line, row in rows:
             try:
-                sample = _parse_line(line.text, line.source, line.number)
+                if row is None:
+                    sample = _parse_line(line.text, line.source, line.number, parse_row)
+                else:
+                    sample = parse_row(row, line.source, line.number)
             except InputError as problem:
                 loaded.problems.append(problem)
                 continue

@@ -42,7 +42,14 @@ class Sample:
 
     @property
     def skip_reason(self) -> str | None:
-        """A protocol skip: the bench's selective evaluator skips unlabeled rows too."""
+        """A protocol skip: the bench's selective evaluator skips unlabeled rows too.
+
+        A format may name its own reason in `extra["skip_reason"]` (a relevance case whose
+        anchors name no file has nothing the file-level metrics could score).
+        """
+        forced = self.extra.get("skip_reason")
+        if forced:
+            return str(forced)
         return None if self.labeled else SKIP_UNLABELED
 
     @property
