@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,3 +20,20 @@ def testdata() -> Path:
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES
+
+
+STUB = TESTDATA / "stubs" / "corvint_stub.py"
+
+
+@pytest.fixture
+def stub_wrapper(tmp_path: Path):
+    """A factory: an executable shell wrapper named NAME that runs the corvint stub program."""
+
+    def make(name: str) -> str:
+        wrapper = tmp_path / "bin" / name
+        wrapper.parent.mkdir(exist_ok=True)
+        wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{STUB}" "$@"\n')
+        wrapper.chmod(0o755)
+        return str(wrapper)
+
+    return make

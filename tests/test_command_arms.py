@@ -58,12 +58,8 @@ def snapshot(tmp_path: Path):
 
 
 @pytest.fixture
-def stub(tmp_path: Path) -> str:
-    wrapper = tmp_path / "bin" / "stub"
-    wrapper.parent.mkdir()
-    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{STUB}" "$@"\n')
-    wrapper.chmod(0o755)
-    return str(wrapper)
+def stub(stub_wrapper) -> str:
+    return stub_wrapper("stub")
 
 
 def request(snapshot: Any, text: str = '{"title": "fix app"}', changed: str | None = "src/app.py", k: int = 10) -> Request:

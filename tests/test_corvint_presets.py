@@ -6,7 +6,6 @@ import base64
 import hashlib
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -62,12 +61,8 @@ def snapshot(tree: Path, copies: PrivateCopies):
 
 
 @pytest.fixture
-def corvint(tmp_path: Path) -> str:
-    wrapper = tmp_path / "bin" / "corvint"
-    wrapper.parent.mkdir()
-    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{STUB}" "$@"\n')
-    wrapper.chmod(0o755)
-    return str(wrapper)
+def corvint(stub_wrapper) -> str:
+    return stub_wrapper("corvint")
 
 
 def request(snapshot: Any, text: str = '{"title": "fix app"}', changed: str | None = "src/app.py", k: int = 10) -> Request:

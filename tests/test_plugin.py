@@ -19,6 +19,8 @@ from typing import Any, Iterator
 
 import pytest
 
+from report_helpers import assert_canonical, zero_wall
+
 TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
 SAMPLES = TESTDATA / "release" / "benchmark" / "synthetic_v1" / "samples.jsonl"
 CORPUS = TESTDATA / "release" / "corpus" / "synthetic_v1"
@@ -104,28 +106,13 @@ def bench_args(*extra: str, samples: Path = SAMPLES, corpus: Path | None = CORPU
     return [*args, *extra]
 
 
-def _zero_wall(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: (0 if k == "wall_ms" else _zero_wall(v)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_zero_wall(v) for v in value]
-    return value
-
-
-def assert_canonical(data: bytes) -> None:
-    """SPEC 5: sorted keys, compact orjson form, exactly one trailing newline."""
-    assert data.endswith(b"\n") and not data.endswith(b"\n\n")
-    again = json.dumps(json.loads(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
-    assert again == data
-
-
 def comparable(data: bytes, drop: tuple[str, ...] = ()) -> bytes:
     """The report's bytes with wall_ms values zeroed and the latency section (and `drop`) removed."""
     assert_canonical(data)
     report = json.loads(data)
     for section in ("latency", *drop):
         report.pop(section)
-    return json.dumps(_zero_wall(report), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return json.dumps(zero_wall(report), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def read_report(path: Path) -> dict[str, Any]:

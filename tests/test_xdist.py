@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
+
+from report_helpers import zero_wall
 
 pytest.importorskip("xdist")
 
@@ -24,21 +25,13 @@ def bench_args(*extra: str) -> list[str]:
     return ["-p", "no:cacheprovider", f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", *extra]
 
 
-def _zero_wall(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: (0 if k == "wall_ms" else _zero_wall(v)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_zero_wall(v) for v in value]
-    return value
-
-
 def comparable(data: bytes) -> bytes:
     """The report's bytes (checked canonical) with wall_ms values zeroed and the latency section removed."""
     assert data.endswith(b"\n") and not data.endswith(b"\n\n")
     report = json.loads(data)
     assert json.dumps(report, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n" == data
     report.pop("latency")
-    return json.dumps(_zero_wall(report), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return json.dumps(zero_wall(report), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 MODES = {

@@ -12,11 +12,13 @@ import ast
 import hashlib
 import os
 import re
-import subprocess
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
+
+from pytest_retrieval_bench.corpus.tree import git, iter_git_blobs
+from pytest_retrieval_bench.errors import SnapshotError
 
 SCHEMA = "known-target-v1"
 MAX_WITNESS_BYTES = 1_048_576  # the snapshot text-file bound: a larger witness could not be verified
@@ -39,7 +41,6 @@ MIN_SYMBOL_CHARS = 3
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
 
 
 class GenerationError(Exception):
@@ -210,13 +211,11 @@ def derive(path: str, data: bytes) -> list[Candidate]:
 # -- reading a commit -------------------------------------------------------------------------
 
 
-def _git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
-    env = {**os.environ, **_GIT_ENV}
-    result = subprocess.run(["git", "-C", str(repo), *args], input=input, capture_output=True, env=env, check=False)
-    if result.returncode != 0:
-        message = result.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GenerationError(f"git {' '.join(args[:2])} failed in {repo}: {message[0] if message else result.returncode}")
-    return result.stdout
+def _git(repo: Path, *args: str) -> bytes:
+    try:
+        return git(repo, *args)
+    except SnapshotError as error:
+        raise GenerationError(str(error)) from error
 
 
 def resolve_commit(repo: Path, revision: str) -> str:
@@ -230,25 +229,11 @@ def resolve_commit(repo: Path, revision: str) -> str:
 
 
 def read_blobs(repo: Path, commit: str) -> Iterator[tuple[str, bytes]]:
-    """(path, bytes) of every regular blob in the commit's tree (symbolic links and submodules skipped)."""
-    listing = _git(repo, "ls-tree", "-r", "-z", "--full-tree", commit)
-    entries: list[tuple[str, str]] = []
-    for record in listing.split(b"\0"):
-        if not record:
-            continue
-        meta, _, name = record.partition(b"\t")
-        mode, kind, sha = meta.split(b" ")
-        if kind == b"blob" and mode != b"120000":
-            entries.append((name.decode("utf-8", "surrogateescape"), sha.decode()))
-    if not entries:
-        return
-    batch = _git(repo, "cat-file", "--batch", input="".join(f"{sha}\n" for _, sha in entries).encode())
-    offset = 0
-    for path, _sha in entries:
-        header_end = batch.index(b"\n", offset)
-        size = int(batch[offset:header_end].split(b" ")[2])
-        yield path, batch[header_end + 1 : header_end + 1 + size]
-        offset = header_end + 1 + size + 1
+    """(path, bytes) of every regular blob in the commit's tree: Git blobs, never the work tree."""
+    try:
+        yield from iter_git_blobs(repo, commit)
+    except SnapshotError as error:
+        raise GenerationError(str(error)) from error
 
 
 # -- the bank ---------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Iterator
 
 from pytest_retrieval_bench.corpus.snapshot import Snapshot, as_text
 from pytest_retrieval_bench.errors import SnapshotError
@@ -50,8 +51,9 @@ def _copy_tree(root: Path, target: Path) -> None:
     shutil.copytree(root, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git"), symlinks=True)
 
 
-def read_git_tree(repo_dir: Path, repo: str, commit: str) -> Snapshot:
-    """The tree at `commit` read with `git ls-tree` and `git cat-file --batch` (bare or not)."""
+def iter_git_blobs(repo_dir: Path, commit: str) -> Iterator[tuple[str, bytes]]:
+    """(path, bytes) of every regular blob in the commit's tree, read with `git ls-tree` and one
+    `git cat-file --batch` (symbolic links and submodules skipped; bare repositories work)."""
     listing = git(repo_dir, "ls-tree", "-r", "-z", "--full-tree", commit)
     entries: list[tuple[str, str]] = []
     for record in listing.split(b"\0"):
@@ -61,15 +63,22 @@ def read_git_tree(repo_dir: Path, repo: str, commit: str) -> Snapshot:
         mode, kind, sha = meta.split(b" ")
         if kind == b"blob" and mode != b"120000":
             entries.append((name.decode("utf-8", "surrogateescape"), sha.decode()))
+    if not entries:
+        return
     batch = git(repo_dir, "cat-file", "--batch", input="".join(f"{sha}\n" for _, sha in entries).encode())
-    texts: dict[str, str] = {}
-    others: list[str] = []
     offset = 0
     for path, _sha in entries:
         header_end = batch.index(b"\n", offset)
         size = int(batch[offset:header_end].split(b" ")[2])
-        data = batch[header_end + 1 : header_end + 1 + size]
+        yield path, batch[header_end + 1 : header_end + 1 + size]
         offset = header_end + 1 + size + 1
+
+
+def read_git_tree(repo_dir: Path, repo: str, commit: str) -> Snapshot:
+    """The tree at `commit`, as git stores it (bare or not)."""
+    texts: dict[str, str] = {}
+    others: list[str] = []
+    for path, data in iter_git_blobs(repo_dir, commit):
         text = as_text(data)
         if text is None:
             others.append(path)

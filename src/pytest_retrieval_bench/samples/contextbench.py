@@ -124,7 +124,7 @@ def parse_contextbench_row(row: dict[str, Any], source: str, line: int) -> Sampl
         raise InputError(source, f"expected 40 lowercase hex digits, got {commit!r}", line=line, field="base_commit")
     statement = _text(row, "problem_statement", source, line)
     spans = gold_spans(row.get("gold_context"), source, line)
-    return Sample(
+    return Sample.positive(
         id=sample_id,
         task_type=TASK_TYPE,
         repo=repo,
@@ -132,11 +132,6 @@ def parse_contextbench_row(row: dict[str, Any], source: str, line: int) -> Sampl
         query={"problem_statement": statement},
         query_text=statement,
         gold_files=tuple(dict.fromkeys(span["path"] for span in spans)),
-        given_files=(),
-        hard_negatives=(),
-        no_gold=False,
-        organic=False,
-        changed_file=None,
         source=source,
         line=line,
         extra={"format": FORMAT, "spans": spans},

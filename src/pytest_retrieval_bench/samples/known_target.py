@@ -120,7 +120,7 @@ def parse_known_target_row(row: dict[str, Any], source: str, line: int) -> Sampl
         raise InputError(source, f"expected 64 lowercase hex digits, got {digest!r}", line=line, field="evidence.source_sha256")
     case = {"id": case_id, "repo": repo, "commit": commit, "intent": intent, "channel": channel, "query": query,
             "targets": targets, "evidence": {"rule": evidence["rule"], "source_sha256": digest}}
-    return Sample(
+    return Sample.positive(
         id=case_id,
         task_type=intent,
         repo=repo,
@@ -128,11 +128,6 @@ def parse_known_target_row(row: dict[str, Any], source: str, line: int) -> Sampl
         query={"query": query},
         query_text=query,
         gold_files=tuple(dict.fromkeys(target["path"] for target in targets)),
-        given_files=(),
-        hard_negatives=(),
-        no_gold=False,
-        organic=False,
-        changed_file=None,
         source=source,
         line=line,
         extra={"format": FORMAT, "targets": targets, "case": case},

@@ -30,6 +30,14 @@ class Sample:
     partition: str = "unassigned"
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
+    @classmethod
+    def positive(cls, *, id: str, task_type: str, repo: str, base_commit: str, query: Any, query_text: str,
+                 gold_files: tuple[str, ...], source: str, line: int, extra: dict[str, Any]) -> "Sample":
+        """A sample of a format whose gold is files only: no given context, no hard negatives."""
+        return cls(id=id, task_type=task_type, repo=repo, base_commit=base_commit, query=query, query_text=query_text,
+                   gold_files=gold_files, given_files=(), hard_negatives=(), no_gold=False, organic=False,
+                   changed_file=None, source=source, line=line, extra=extra)
+
     @property
     def labeled(self) -> bool:
         return self.no_gold or bool(self.gold_files)

@@ -147,7 +147,7 @@ class RelevanceReader:
         extra: dict[str, Any] = {"format": FORMAT, "anchors": [anchor.as_dict() for anchor in anchors], "k": k}
         if not gold:
             extra["skip_reason"] = SKIP_NO_FILE_ANCHOR
-        return Sample(
+        return Sample.positive(
             id=sample_id,
             task_type=TASK_TYPE,
             repo=self.repo,
@@ -155,11 +155,6 @@ class RelevanceReader:
             query={"query": query},
             query_text=query,
             gold_files=gold,
-            given_files=(),
-            hard_negatives=(),
-            no_gold=False,
-            organic=False,
-            changed_file=None,
             source=source,
             line=line,
             extra=extra,

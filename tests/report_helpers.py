@@ -1,0 +1,22 @@
+"""Helpers shared by the end-to-end tests: comparing reports across runs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def zero_wall(value: Any) -> Any:
+    """The report with every wall_ms value set to 0 (the one per-item figure allowed to differ)."""
+    if isinstance(value, dict):
+        return {k: (0 if k == "wall_ms" else zero_wall(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [zero_wall(v) for v in value]
+    return value
+
+
+def assert_canonical(data: bytes) -> None:
+    """SPEC 5: sorted keys, compact orjson form, exactly one trailing newline."""
+    assert data.endswith(b"\n") and not data.endswith(b"\n\n")
+    again = json.dumps(json.loads(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+    assert again == data
