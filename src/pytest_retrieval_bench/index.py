@@ -20,28 +20,55 @@ from pytest_retrieval_bench.arms.tokens import bench_tokens, word_runs
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 
 
+def _as_int32(values: array) -> np.ndarray:
+    return np.frombuffer(values, dtype=np.int32) if len(values) else np.zeros(0, dtype=np.int32)
+
+
 @dataclass
 class Postings:
-    """Compressed term -> (document ids, counts) lists; documents ascending within a term."""
+    """Compressed term -> (document ids, counts) lists; documents ascending within a term.
 
-    terms: list[str]
+    The vocabulary is one UTF-8 blob of the terms in byte order plus their offsets, searched by
+    bisection: a dictionary of Python strings would cost more memory than the text it indexes,
+    and a query looks up only a few dozen terms.
+    """
+
+    blob: bytes
+    term_offsets: np.ndarray
     offsets: np.ndarray
     docs: np.ndarray
     counts: np.ndarray
 
-    def __post_init__(self) -> None:
-        self.vocab = {term: position for position, term in enumerate(self.terms)}
+    def _position(self, term: str) -> int | None:
+        key = term.encode("utf-8", errors="surrogatepass")
+        blob, bounds = self.blob, self.term_offsets
+        low, high = 0, len(bounds) - 1
+        while low < high:
+            middle = (low + high) // 2
+            if blob[bounds[middle] : bounds[middle + 1]] < key:
+                low = middle + 1
+            else:
+                high = middle
+        if low < len(bounds) - 1 and blob[bounds[low] : bounds[low + 1]] == key:
+            return low
+        return None
 
     def get(self, term: str) -> tuple[np.ndarray, np.ndarray]:
-        position = self.vocab.get(term)
+        position = self._position(term)
         if position is None:
             return _EMPTY_I32, _EMPTY_I32
         start, end = self.offsets[position], self.offsets[position + 1]
         return self.docs[start:end], self.counts[start:end]
 
     def document_frequency(self, term: str) -> int:
-        position = self.vocab.get(term)
+        position = self._position(term)
         return 0 if position is None else int(self.offsets[position + 1] - self.offsets[position])
+
+    @property
+    def terms(self) -> list[str]:
+        """Every term, in byte order (for inspection; queries never need the list)."""
+        bounds = self.term_offsets.tolist()
+        return [self.blob[bounds[i] : bounds[i + 1]].decode("utf-8", errors="surrogatepass") for i in range(len(bounds) - 1)]
 
     @classmethod
     def build(cls, documents: Iterable[Iterable[str]]) -> "Postings":
@@ -56,15 +83,24 @@ class Postings:
             term_ids.extend([intern(token, len(vocab)) for token in counter])
             counts.extend(counter.values())
             doc_ids.extend([doc_id] * len(counter))
-        term_array = np.frombuffer(term_ids, dtype=np.int32) if len(term_ids) else np.zeros(0, dtype=np.int32)
+        encoded = [term.encode("utf-8", errors="surrogatepass") for term in vocab]
+        del vocab
+        by_bytes = sorted(range(len(encoded)), key=encoded.__getitem__)
+        rank = np.empty(len(encoded), dtype=np.int32)
+        rank[np.asarray(by_bytes, dtype=np.int64)] = np.arange(len(encoded), dtype=np.int32)
+        term_array = rank[_as_int32(term_ids)]
+        del term_ids
         order = np.argsort(term_array, kind="stable")
-        offsets = np.zeros(len(vocab) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(term_array, minlength=len(vocab)), out=offsets[1:])
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(term_array, minlength=len(encoded)), out=offsets[1:])
+        term_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum(np.asarray([len(encoded[i]) for i in by_bytes], dtype=np.int64), out=term_offsets[1:])
         return cls(
-            terms=list(vocab),
+            blob=b"".join(encoded[i] for i in by_bytes),
+            term_offsets=term_offsets,
             offsets=offsets,
-            docs=(np.frombuffer(doc_ids, dtype=np.int32) if len(doc_ids) else np.zeros(0, dtype=np.int32))[order],
-            counts=(np.frombuffer(counts, dtype=np.int32) if len(counts) else np.zeros(0, dtype=np.int32))[order],
+            docs=_as_int32(doc_ids)[order],
+            counts=_as_int32(counts)[order],
         )
 
 

@@ -19,8 +19,8 @@ import zstandard
 from pytest_retrieval_bench.arms.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.index import ChunkIndex, LexicalIndex, Postings
 
-FORMAT = "rb-index-4"
-MAGIC = b"RBIDX4\n"
+FORMAT = "rb-index-5"
+MAGIC = b"RBIDX5\n"
 
 
 def cache_key(content_digest: str, kind: str) -> str:
@@ -28,14 +28,16 @@ def cache_key(content_digest: str, kind: str) -> str:
 
 
 def _postings_parts(prefix: str, postings: Postings, arrays: dict[str, np.ndarray], lists: dict[str, list[str]]) -> None:
-    lists[f"{prefix}.terms"] = postings.terms
+    arrays[f"{prefix}.blob"] = np.frombuffer(postings.blob, dtype=np.uint8)
+    arrays[f"{prefix}.term_offsets"] = postings.term_offsets
     arrays[f"{prefix}.offsets"] = postings.offsets
     arrays[f"{prefix}.docs"] = postings.docs
     arrays[f"{prefix}.counts"] = postings.counts
 
 
 def _postings(prefix: str, arrays: dict[str, np.ndarray], lists: dict[str, list[str]]) -> Postings:
-    return Postings(lists[f"{prefix}.terms"], arrays[f"{prefix}.offsets"], arrays[f"{prefix}.docs"], arrays[f"{prefix}.counts"])
+    return Postings(arrays[f"{prefix}.blob"].tobytes(), arrays[f"{prefix}.term_offsets"], arrays[f"{prefix}.offsets"],
+                    arrays[f"{prefix}.docs"], arrays[f"{prefix}.counts"])
 
 
 def _parts(index: LexicalIndex | ChunkIndex) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
