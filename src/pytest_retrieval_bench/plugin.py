@@ -9,12 +9,14 @@ import shutil
 from pathlib import Path
 from typing import Any, Generator
 
+import orjson
 import pytest
 
 from pytest_retrieval_bench import hookspecs
 from pytest_retrieval_bench.corpus.copies import make_base_directory
 from pytest_retrieval_bench.items import RECORD_KEY, BenchFile, BenchItem
 from pytest_retrieval_bench.options import add_options, read_settings
+from pytest_retrieval_bench.report import canonical_json
 from pytest_retrieval_bench.session import BenchSession
 from pytest_retrieval_bench.terminal import header_lines, outcome_word, summary_lines
 
@@ -158,7 +160,7 @@ class RecordCollector:
     def pytest_json_modifyreport(self, json_report: dict[str, Any]) -> None:
         """pytest-json-report: the whole canonical report under `retrieval_bench`."""
         if self.bench.report is not None:
-            json_report["retrieval_bench"] = self.bench.report
+            json_report["retrieval_bench"] = orjson.loads(canonical_json(self.bench.report))  # as written: rounded
 
 
 @pytest.hookimpl(optionalhook=True)
