@@ -138,3 +138,36 @@ def test_private_copy_is_a_committed_git_repo_and_is_removed(git_repo, tmp_path)
         copies.cleanup()
         copies.restore_signals()
     assert not (tmp_path / "base").exists()
+
+
+def test_prepare_runs_again_when_a_snapshot_comes_back(git_repo, tmp_path):
+    from pytest_retrieval_bench.corpus.store import SnapshotStore
+
+    repo, commit = git_repo
+    other = tmp_path / "acme__other"
+    (other / "x").mkdir(parents=True)
+    (other / "x" / "y.py").write_text("y = 1\n")
+    _git(other, "init", "-q")
+    _git(other, "add", "-A")
+    _git(other, "commit", "-qm", "one")
+    other_commit = _git(other, "rev-parse", "HEAD")
+    copies = PrivateCopies(tmp_path / "base", owned_root=tmp_path / "base")
+    store = SnapshotStore(SnapshotResolver(repos_dir=tmp_path), copies, cache=None)
+    prepared = []
+
+    class Arm:
+        name = "needs-a-copy"
+
+        def prepare(self, snapshot):
+            prepared.append(snapshot.key)
+            (snapshot.directory() / "PREPARED").write_text("yes")
+
+    try:
+        for repo_name, sha in ((REPO, commit), ("acme/other", other_commit), (REPO, commit)):
+            snapshot = store.get(repo_name, sha)
+            store.prepare(Arm(), snapshot)
+            assert (snapshot.directory() / "PREPARED").is_file()
+        assert prepared == [f"{REPO}@{commit}", f"acme/other@{other_commit}", f"{REPO}@{commit}"]
+    finally:
+        store.close()
+        copies.restore_signals()

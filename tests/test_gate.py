@@ -172,3 +172,18 @@ def test_update_baseline_is_refused_after_an_arm_error(pytester, monkeypatch, ba
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*--bench-update-baseline refused*"])
     assert baseline.read_bytes() == before
+
+
+@pytest.mark.parametrize("rule", ["recal@10>=-0.02", "recall@10>=-0.02:group=task:code2tset", "recall@50>=0"])
+def test_a_gate_rule_that_matches_nothing_is_refused(pytester, monkeypatch, baseline, rule):
+    result = _run(pytester, monkeypatch, "same", f"--bench-baseline={baseline}", f"--bench-gate={rule}")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--bench-gate*" + rule.split(">=")[0] + "*"])
+
+
+def test_update_baseline_is_refused_for_a_partial_run(pytester, monkeypatch, baseline):
+    before = baseline.read_bytes()
+    result = _run(pytester, monkeypatch, "same", f"--bench-baseline={baseline}", "--bench-update-baseline", "-k", "gin")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*--bench-update-baseline refused*did not run*"])
+    assert baseline.read_bytes() == before

@@ -139,3 +139,27 @@ timeout = 30
     assert (pytester.path / "capture.jsonl").stat().st_mode & 0o777 == 0o600
     again = pytester.runpytest_subprocess(*_args("--bench-arms=stubby", "--bench-capture=capture.jsonl", "-k", "gin"))
     assert again.ret == 4  # an existing capture is never overwritten
+
+
+def test_a_sample_id_in_two_files_is_a_located_problem(pytester: pytest.Pytester) -> None:
+    copy = pytester.path / "again.jsonl"
+    copy.write_bytes(SAMPLES.read_bytes())
+    result = pytester.runpytest_subprocess(f"--bench-samples={SAMPLES}", f"--bench-samples={copy}", f"--bench-corpus={CORPUS}",
+                                           "-p", "no:cacheprovider", "--bench-arms=grep", "--bench-report=out.json")
+    assert result.ret == 1
+    report = json.loads((pytester.path / "out.json").read_text())
+    assert report["summary"]["all"]["grep"]["n"] == 34
+    assert len(report["problems"]) == 35 and all("duplicate sample id" in problem and str(SAMPLES) in problem for problem in report["problems"])
+    result.assert_outcomes(passed=34, skipped=1, failed=35)
+
+
+def test_bad_baseline_arms_and_unwritable_outputs(pytester: pytest.Pytester) -> None:
+    unknown = pytester.runpytest_subprocess(*_args("--bench-arms=grep", "--bench-baseline-arms=grpe"))
+    assert unknown.ret == 4
+    unknown.stderr.fnmatch_lines(["*unknown arm 'grpe' in --bench-baseline-arms*"])
+    (pytester.path / "blocker").write_text("a file, not a directory")
+    report = pytester.runpytest_subprocess(*_args("--bench-arms=grep", "--bench-report=blocker/out.json"))
+    assert report.ret == 4 and "INTERNALERROR" not in report.stdout.str() + report.stderr.str()
+    markdown = pytester.runpytest_subprocess(*_args("--bench-arms=grep", "--bench-markdown=blocker/summary.md"))
+    assert markdown.ret == 1 and "INTERNALERROR" not in markdown.stdout.str() + markdown.stderr.str()
+    markdown.stdout.fnmatch_lines(["*cannot write the Markdown summary to*"])

@@ -67,7 +67,8 @@ def test_merge_pairs_a_candidate_with_earlier_baselines(runs):
     assert comparison["bootstrap95"] == pytest.approx(list(stats.bootstrap_interval(diffs, "all|arb-bm25|grep|recall@10")), abs=1e-6)
     assert set(comparison["per_repository"]) == {"acme/gin-lite", "acme/pyquery-tools", "nimbus/rusty-cache"}
     assert {"task:code2test", "fold:A", "task:code2test/fold:A"} <= set(merged["paired"])
-    assert merged["latency"]["grep"]["NOT_APPLICABLE"] == {k: merged["latency"]["grep"]["NOT_APPLICABLE"][k] for k in ("n", "p50", "p95", "max", "mad")}
+    # details keep no cache-state label (it may differ between runs), so a merged report's latency is UNRECORDED
+    assert set(merged["latency"]["grep"]) == {"UNRECORDED"} and merged["latency"]["grep"]["UNRECORDED"]["n"] == 34
 
 
 def test_a_later_report_replaces_an_arm(runs, tmp_path):

@@ -128,3 +128,20 @@ def test_fold_map_task_filter(tmp_path):
     loaded = load_samples(path, fold_map={"acme/widgets": "A"}, task_type="code2test")
     assert [(s.id, s.partition) for s in loaded.samples] == [("a", "A")]
     assert [s.partition for s in load_samples(path, fold_map={"acme/widgets": "A"}).samples] == ["A", "unassigned"]
+
+
+@pytest.mark.parametrize(
+    ("gold", "field"),
+    [({"files": "src/x.py"}, "gold.files"), ({"related_tests": [1]}, "gold.related_tests"),
+     ({"related_tests": ["t"], "given_files": "README.md"}, "gold.given_files"), ({"root_cause_files": [["a"]]}, "gold.root_cause_files")],
+)
+def test_mistyped_path_fields_are_located_errors(gold, field):
+    from pytest_retrieval_bench.errors import InputError
+
+    with pytest.raises(InputError, match=f"f.jsonl:7: field '{field}'"):
+        parse_arb_row(_row(gold=gold), "f.jsonl", 7)
+
+
+def test_path_objects_are_accepted_in_every_path_list():
+    sample = parse_arb_row(_row(gold={"related_tests": [{"path": "t.py"}], "negative_distractors": [{"path": "n.py"}]}), "f", 1)
+    assert sample.gold_files == ("t.py",) and sample.hard_negatives == ("n.py",)

@@ -7,7 +7,7 @@ import re
 import sys
 from pathlib import Path
 
-from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS
+from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, CORVINT_ARMS
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.merge import merge_reports
 from pytest_retrieval_bench.report import canonical_json, write_atomically
@@ -34,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _summarize(args: argparse.Namespace) -> int:
     try:
-        report = merge_reports(args.reports, [*BUILTIN_ARMS, *args.arm], [a for a in args.baseline_arms.split(",") if a])
+        report = merge_reports(args.reports, [*BUILTIN_ARMS, *CORVINT_ARMS, *args.arm], [a for a in args.baseline_arms.split(",") if a])
     except BenchError as error:
         print(f"retrieval-bench: error: {error}", file=sys.stderr)
         return 2

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from pytest_retrieval_bench import stats
 from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.report import groups_of, samples_digests
 
 _RULE = re.compile(r"^(?P<metric>[a-z_0-9]+@(?:\d+|k))\s*>=\s*(?P<threshold>[-+]?\d+(?:\.\d+)?)(?P<options>(?::.+)?)$")
 _OPTION = re.compile(r":([a-z]+)=")
@@ -44,18 +45,11 @@ def parse_rule(text: str) -> GateRule:
     return GateRule(text=text.strip(), metric=match["metric"], threshold=float(match["threshold"]), arm=options.get("arm"), group=options.get("group", "all"))
 
 
-def _digests(report: dict[str, Any]) -> list[str]:
-    registration = report.get("registration", {})
-    if "merged_from" in registration:
-        return registration["merged_from"][0].get("samples_sha256", [])
-    return sorted(entry["sha256"] for entry in registration.get("samples", []))
-
-
 def check_compatible(run_registration: dict[str, Any], baseline: dict[str, Any], arms: Sequence[str], rules: Sequence[GateRule]) -> None:
     """A baseline over other samples, another limit, or without a gated arm is a usage error."""
     run_digests = sorted(entry["sha256"] for entry in run_registration.get("samples", []))
-    if _digests(baseline) != run_digests:
-        raise BenchError(f"baseline is over different samples (sha256 {_digests(baseline)} vs this run's {run_digests})")
+    if samples_digests(baseline) != run_digests:
+        raise BenchError(f"baseline is over different samples (sha256 {samples_digests(baseline)} vs this run's {run_digests})")
     if baseline.get("registration", {}).get("limit") != run_registration.get("limit"):
         raise BenchError(f"baseline limit {baseline.get('registration', {}).get('limit')} differs from this run's {run_registration.get('limit')}")
     baseline_arms = {arm for entry in baseline.get("details", []) for arm in entry.get("arms", {})}
@@ -66,14 +60,18 @@ def check_compatible(run_registration: dict[str, Any], baseline: dict[str, Any],
     unknown = sorted(rule.arm for rule in rules if rule.arm and rule.arm not in arms)
     if unknown:
         raise BenchError(f"--bench-gate names arm(s) {', '.join(unknown)} that this run does not select")
+    details = baseline.get("details", [])
+    metrics = {name for entry in details for record in entry.get("arms", {}).values() for name in record.get("metrics", {})}
+    groups = {group for entry in details if "task_type" in entry for group in groups_of(entry, with_folds=True)}
+    for rule in rules:  # a typo must not turn a gate into a silent pass
+        if rule.metric not in metrics:
+            raise BenchError(f"--bench-gate {rule.text!r}: no baseline record has the metric {rule.metric!r} (known: {', '.join(sorted(metrics))})")
+        if rule.group not in groups:
+            raise BenchError(f"--bench-gate {rule.text!r}: the baseline has no sample in group {rule.group!r}")
 
 
 def _in_group(entry: dict[str, Any], group: str) -> bool:
-    if group == "all":
-        return True
-    values = {f"task:{entry.get('task_type')}", f"stratum:{entry.get('stratum')}", f"repo:{entry.get('repo')}",
-              f"fold:{entry.get('partition')}", f"task:{entry.get('task_type')}/fold:{entry.get('partition')}"}
-    return group in values
+    return group in groups_of(entry, with_folds=True)
 
 
 def sample_change(baseline: dict[str, Any], run: dict[str, Any]) -> tuple[str, str]:
@@ -129,7 +127,7 @@ def compare(run: dict[str, Any], baseline: dict[str, Any], rules: Sequence[GateR
                    and current[i].get("stratum") == "positive" and arm in current[i]["arms"] and arm in base[i]["arms"]]
             diffs = [current[i]["arms"][arm]["metrics"].get(rule.metric, 0.0) - base[i]["arms"][arm]["metrics"].get(rule.metric, 0.0) for i in ids]
             interval = stats.bootstrap_interval(diffs, f"gate|{rule.group}|{arm}|{rule.metric}")
-            passed = interval is None or interval[0] >= rule.threshold
+            passed = interval is not None and interval[0] >= rule.threshold  # no paired sample proves nothing
             section["rules"].append({
                 "rule": rule.text, "arm": arm, "group": rule.group, "metric": rule.metric, "threshold": rule.threshold, "n": len(diffs),
                 "mean_difference": stats.mean(diffs), "bootstrap95": list(interval) if interval else None,

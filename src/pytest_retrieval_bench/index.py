@@ -60,10 +60,6 @@ class Postings:
         start, end = self.offsets[position], self.offsets[position + 1]
         return self.docs[start:end], self.counts[start:end]
 
-    def document_frequency(self, term: str) -> int:
-        position = self._position(term)
-        return 0 if position is None else int(self.offsets[position + 1] - self.offsets[position])
-
     @property
     def terms(self) -> list[str]:
         """Every term, in byte order (for inspection; queries never need the list)."""

@@ -128,6 +128,7 @@ class IndexCache:
     def store(self, content_digest: str, kind: str, index: LexicalIndex | ChunkIndex) -> None:
         key = cache_key(content_digest, kind)
         path = self._path(key)
+        temporary: str | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             data = encode(key, index)
@@ -135,5 +136,9 @@ class IndexCache:
             with os.fdopen(handle, "wb") as out:
                 out.write(data)
             os.replace(temporary, path)
+            temporary = None
         except (OSError, TypeError, ValueError):
             pass  # the cache only saves time: an entry that cannot be written is rebuilt next run
+        finally:
+            if temporary is not None:
+                Path(temporary).unlink(missing_ok=True)

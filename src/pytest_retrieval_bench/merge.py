@@ -12,7 +12,7 @@ from typing import Any, Iterable, Sequence
 import orjson
 
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.report import build_report
+from pytest_retrieval_bench.report import build_report, samples_digests
 
 LABEL_KEYS = ("repo", "base_commit", "task_type", "stratum", "partition", "gold", "given", "hard_negatives")
 
@@ -29,13 +29,6 @@ def read_report(path: Path) -> dict[str, Any]:
     return report
 
 
-def _samples_digests(report: dict[str, Any]) -> list[str]:
-    registration = report["registration"]
-    if "merged_from" in registration:
-        return registration["merged_from"][0].get("samples_sha256", [])
-    return sorted(entry["sha256"] for entry in registration.get("samples", []))
-
-
 def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: Sequence[str]) -> dict[str, Any]:
     """Refuses reports over different samples digests or limits, and arms the bench does not define."""
     if not paths:
@@ -43,15 +36,15 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
     known = set(known_arms)
     reports = [(path, read_report(path)) for path in paths]
     first_path, first = reports[0]
-    digests, limit = _samples_digests(first), first["registration"].get("limit")
+    digests, limit = samples_digests(first), first["registration"].get("limit")
     labels: dict[str, dict[str, Any]] = {}
     records: dict[tuple[str, str], dict[str, Any]] = {}
     snapshots: dict[str, str] = {}
     merged_from = []
     problems: list[str] = []
     for path, report in reports:
-        if _samples_digests(report) != digests:
-            raise BenchError(f"{path}: samples digest {_samples_digests(report)} differs from {first_path}'s {digests}: reports over different samples cannot be merged")
+        if samples_digests(report) != digests:
+            raise BenchError(f"{path}: samples digest {samples_digests(report)} differs from {first_path}'s {digests}: reports over different samples cannot be merged")
         if report["registration"].get("limit") != limit:
             raise BenchError(f"{path}: limit {report['registration'].get('limit')} differs from {first_path}'s {limit}")
         merged_from.append({"path": str(path), "samples_sha256": digests, "arms": report["registration"].get("arms", [])})

@@ -16,6 +16,7 @@ import orjson
 from pytest_retrieval_bench.arms.base import Arm
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report import canonical_json, write_atomically
+from pytest_retrieval_bench.samples.load import file_sha256
 
 
 def arm_identity(arm: Arm, tokenizer_version: str) -> str:
@@ -34,27 +35,39 @@ def arm_identity(arm: Arm, tokenizer_version: str) -> str:
     return f"python:{module}.{type(arm).__qualname__}" + (f":{source}" if source else "")
 
 
-def corpus_fingerprint(directory: Path) -> dict[str, Any]:
-    """Cheap identity of a corpus directory: the manifest's digest and the chunk files' sizes."""
+def _shown(path: Path, rootdir: Path) -> str:
+    """A path as the registration shows it: relative to the rootdir when inside it, so the same
+    inputs in another checkout register the same."""
+    try:
+        return path.resolve().relative_to(rootdir.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def corpus_fingerprint(directory: Path, rootdir: Path, content_digests: bool) -> dict[str, Any]:
+    """A corpus directory's identity: the sha256 of each chunk file (and of the manifest).
+
+    Hashing reads every chunk file once per run (about a second per GB); a worker process,
+    which never writes the registration, records only the listing.
+    """
     manifest = directory / "corpus_manifest.jsonl"
     files = sorted(p for p in directory.rglob("*") if p.is_file() and ".chunks.jsonl" in p.name)
-    listing = "\n".join(f"{p.relative_to(directory).as_posix()}\t{p.stat().st_size}" for p in files)
-    return {
-        "path": str(directory),
-        "manifest_sha256": hashlib.sha256(manifest.read_bytes()).hexdigest() if manifest.is_file() else None,
-        "chunk_files": len(files),
-        "listing_sha256": hashlib.sha256(listing.encode()).hexdigest(),
-    }
+    fingerprint: dict[str, Any] = {"path": _shown(directory, rootdir), "chunk_files": len(files)}
+    if content_digests:
+        fingerprint["manifest_sha256"] = file_sha256(manifest) if manifest.is_file() else None
+        fingerprint["chunk_files_sha256"] = {p.relative_to(directory).as_posix(): file_sha256(p) for p in files}
+    return fingerprint
 
 
-def build_registration(settings: Any, loaded: Sequence[Any], arm_names: Sequence[str], arms: dict[str, Arm], version: str, tokenizer_version: str) -> dict[str, Any]:
+def build_registration(settings: Any, loaded: Sequence[Any], arm_names: Sequence[str], arms: dict[str, Arm], version: str,
+                       tokenizer_version: str, rootdir: Path, content_digests: bool = True) -> dict[str, Any]:
     return {
         "plugin_version": version,
         "tokenizer_version": tokenizer_version,
-        "samples": [{"path": str(item.path), "sha256": item.digest} for item in loaded],
-        "corpus": [corpus_fingerprint(directory) for directory in settings.corpus if directory.is_dir()],
-        "snapshots": {key: str(path) for key, path in sorted(settings.snapshots.items())},
-        "repos": str(settings.repos) if settings.repos else None,
+        "samples": [{"path": _shown(item.path, rootdir), "sha256": item.digest} for item in loaded],
+        "corpus": [corpus_fingerprint(directory, rootdir, content_digests) for directory in settings.corpus if directory.is_dir()],
+        "snapshots": {key: _shown(path, rootdir) for key, path in sorted(settings.snapshots.items())},
+        "repos": _shown(settings.repos, rootdir) if settings.repos else None,
         "arms": list(arm_names),
         "arm_identities": {name: arm_identity(arms[name], tokenizer_version) for name in arm_names},
         "fold_map_sha256": settings.fold_map_sha256,
@@ -74,7 +87,9 @@ def check_and_write_registration(report: Path, registration: dict[str, Any], rep
     if path.exists() and not replace:
         try:
             existing = orjson.loads(path.read_bytes())
-        except (OSError, orjson.JSONDecodeError) as error:
+            if not isinstance(existing, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as error:
             raise BenchError(f"{path}: existing registration is unreadable ({error}); pass --bench-replace-registration to replace it") from error
         if canonical_json(existing) != data:
             changed = sorted(key for key in set(existing) | set(registration) if existing.get(key) != orjson.loads(data).get(key))
@@ -82,5 +97,8 @@ def check_and_write_registration(report: Path, registration: dict[str, Any], rep
                 f"{path}: an existing registration differs from this run's (fields: {', '.join(changed)}); "
                 "this is a different run: choose another --bench-report or pass --bench-replace-registration"
             )
-    write_atomically(path, data)
+    try:
+        write_atomically(path, data)
+    except OSError as error:
+        raise BenchError(f"{path}: cannot write the registration: {error.strerror or error}") from error
     return path

@@ -44,7 +44,16 @@ def write_atomically(path: Path, data: bytes) -> None:
     temporary.replace(path)
 
 
-def _groups(labels: dict[str, Any], with_folds: bool) -> list[str]:
+def samples_digests(report: dict[str, Any]) -> list[str]:
+    """The sorted samples-file sha256s a report (written or merged) was computed over."""
+    registration = report.get("registration", {})
+    if "merged_from" in registration:
+        return registration["merged_from"][0].get("samples_sha256", [])
+    return sorted(entry["sha256"] for entry in registration.get("samples", []))
+
+
+def groups_of(labels: dict[str, Any], with_folds: bool) -> list[str]:
+    """Every summary group a sample belongs to; the gate reads groups by the same names."""
     task = f"task:{labels['task_type']}"
     groups = ["all", task, f"stratum:{labels['stratum']}", f"repo:{labels['repo']}"]
     if with_folds:
@@ -120,7 +129,7 @@ def build_summary(rows_by_arm: dict[str, list[dict[str, Any]]], limit: int, with
     grouped: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for arm, rows in rows_by_arm.items():
         for row in rows:
-            for group in _groups(row["_labels"], with_folds):
+            for group in groups_of(row["_labels"], with_folds):
                 grouped[group][arm].append(row)
     summary: dict[str, Any] = {}
     for group in sorted(grouped):
@@ -162,7 +171,7 @@ def build_paired(rows_by_arm: dict[str, list[dict[str, Any]]], baselines: Sequen
     by_group: dict[str, dict[str, dict[str, dict[str, Any]]]] = defaultdict(lambda: defaultdict(dict))
     for arm, rows in rows_by_arm.items():
         for row in rows:
-            for group in _groups(row["_labels"], with_folds):
+            for group in groups_of(row["_labels"], with_folds):
                 if group == "all" or group.startswith(("task:", "fold:")):
                     by_group[group][arm][row["sample_id"]] = row
     paired: dict[str, Any] = {}
@@ -229,7 +238,8 @@ def build_report(
             entry["skipped"] = skipped_reasons[sample_id]
         for arm in sorted(by_sample.get(sample_id, {})):
             record = by_sample[sample_id][arm]
-            entry["arms"][arm] = {key: value for key, value in record.items() if key not in ("sample_id", "arm", "snapshot_sha256")}
+            # cache_state feeds only the latency section: like wall_ms it may differ between runs
+            entry["arms"][arm] = {key: value for key, value in record.items() if key not in ("sample_id", "arm", "snapshot_sha256", "cache_state")}
             if sample_labels:
                 rows_by_arm[arm].append({**record, "_labels": sample_labels, "_positive": sample_labels["stratum"] == "positive"})
         details.append(entry)

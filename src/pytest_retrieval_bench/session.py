@@ -15,10 +15,9 @@ import pytest
 
 from pytest_retrieval_bench import __version__
 from pytest_retrieval_bench.arms.base import Arm
-from pytest_retrieval_bench.arms.command import load_command_arms, parse_command_arm_option
-from pytest_retrieval_bench.arms.corvint import preset_arms
+from pytest_retrieval_bench.arms.discovery import available_arms
 from pytest_retrieval_bench.capture import CaptureError, CaptureWriter
-from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, builtin_arms, select_arms
+from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, select_arms
 from pytest_retrieval_bench.arms.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.release import unpack_release_corpus
@@ -56,13 +55,14 @@ class BenchSession:
                 self.loaded.append(load_samples(path, settings.fold_map, settings.task_type))
             except InputError as error:
                 raise pytest.UsageError(f"--bench-samples: {error}") from error
+        self._reject_ids_seen_in_earlier_files()
         self._apply_max_samples()
         self.arms: dict[str, Arm] = self._available_arms()
         try:
             self.arm_names = select_arms(settings.arms or BUILTIN_ARMS, self.arms)
+            self.baselines = select_arms(settings.baseline_arms, self.arms, "--bench-baseline-arms") if settings.baseline_arms else list(BUILTIN_ARMS)
         except BenchError as error:
             raise pytest.UsageError(str(error)) from error
-        self.baselines = list(settings.baseline_arms or BUILTIN_ARMS)
         self.records: dict[tuple[str, str], dict[str, Any]] = {}
         self.expected: set[tuple[str, str]] = set()
         self.lost: dict[tuple[str, str], str] = {}
@@ -75,7 +75,8 @@ class BenchSession:
         self.base_dir = base_dir
         self.owns_base = owns_base
         self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache(), progress=self._progress)
-        self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION)
+        self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION,
+                                               config.rootpath, content_digests=role != "worker")
         self.failures: list[str] = []
         self.rules = self._gate_rules()
         self.baseline = self._baseline()
@@ -100,29 +101,25 @@ class BenchSession:
 
     # -- set-up -------------------------------------------------------------------------------
     def _available_arms(self) -> dict[str, Arm]:
-        """Built-ins, the corvint presets, declared command arms, then arms from hooks and entry points."""
-        arms = builtin_arms()
-        arms.update({arm.name: arm for arm in preset_arms()})
         try:
-            pyproject = self.config.inipath if self.config.inipath and self.config.inipath.name == "pyproject.toml" else self.config.rootpath / "pyproject.toml"
-            declared = load_command_arms(pyproject)
-            declared += [parse_command_arm_option(entry, base) for entry, base in self.settings.command_arms]
+            return configured_arms(self.config, self.settings)
         except BenchError as error:
             raise pytest.UsageError(str(error)) from error
-        for arm in declared:
-            if arm.name in BUILTIN_ARMS:
-                raise pytest.UsageError(f"command arm {arm.name!r} would replace a built-in arm")
-            arms[arm.name] = arm
-        for result in self.config.hook.pytest_retrieval_bench_arms(config=self.config):
-            for arm in result or ():
-                arms[arm.name] = arm
-        from importlib.metadata import entry_points
 
-        for entry in sorted(entry_points(group="pytest_retrieval_bench.arms"), key=lambda e: e.name):
-            loaded = entry.load()
-            for arm in loaded() if callable(loaded) and not hasattr(loaded, "retrieve") else [loaded]:
-                arms.setdefault(arm.name, arm)
-        return arms
+    def _reject_ids_seen_in_earlier_files(self) -> None:
+        """Records are keyed by sample id: an id in two files would silently merge two samples."""
+        first: dict[str, Sample] = {}
+        for loaded in self.loaded:
+            kept = []
+            for sample in loaded.samples:
+                if sample.id in first:
+                    earlier = first[sample.id]
+                    loaded.problems.append(InputError(sample.source, f"duplicate sample id {sample.id!r} (first in {earlier.source} at line {earlier.line})",
+                                                      line=sample.line, field="id"))
+                else:
+                    first[sample.id] = sample
+                    kept.append(sample)
+            loaded.samples = kept
 
     def _apply_max_samples(self) -> None:
         if self.settings.max_samples is None:
@@ -286,23 +283,46 @@ class BenchSession:
             if self.capture.failed:
                 self.failures.append(f"capture failed ({self.capture.failure_reason}); the report was not published, the capture file is kept")
                 return self.report
-        if self.settings.report is not None:
-            write_atomically(self.settings.report, canonical_json(self.report))
+        self._write(self.settings.report, canonical_json(self.report), "the report")
         if self.settings.markdown is not None:
-            write_atomically(self.settings.markdown, render_markdown(self.report, self.settings.limit).encode("utf-8"))
+            self._write(self.settings.markdown, render_markdown(self.report, self.settings.limit).encode("utf-8"), "the Markdown summary")
         if self.settings.update_baseline and self.settings.baseline is not None:
-            errors = sum(1 for entry in self.report["details"] for record in entry["arms"].values() if record.get("error"))
-            if errors:
-                self.failures.append(f"--bench-update-baseline refused: {errors} arm error(s) in this run; the baseline was not changed")
-            else:
-                write_atomically(self.settings.baseline, canonical_json(self.report))
-                self.updated_baseline = True
+            self._update_baseline(records)
         return self.report
+
+    def _write(self, path: Path | None, data: bytes, what: str) -> None:
+        """A failed write fails the session with its reason, instead of an internal error."""
+        if path is None:
+            return
+        try:
+            write_atomically(path, data)
+        except OSError as error:
+            self.failures.append(f"cannot write {what} to {path}: {error.strerror or error}")
+
+    def _update_baseline(self, records: dict[tuple[str, str], dict[str, Any]]) -> None:
+        """Only a complete, error-free run may become the baseline every later run is gated on."""
+        errors = sum(1 for record in records.values() if record.get("error"))
+        absent = [(sample.id, arm) for loaded in self.loaded for sample in loaded.samples for arm in self.arm_names
+                  if (sample.id, arm) not in records and not sample.skip_reason]
+        if errors:
+            self.failures.append(f"--bench-update-baseline refused: {errors} arm error(s) in this run; the baseline was not changed")
+        elif absent:
+            self.failures.append(f"--bench-update-baseline refused: {len(absent)} selected sample x arm item(s) did not run "
+                                 f"(deselected with -k, stopped early or interrupted); the baseline was not changed")
+        elif self.settings.baseline is not None:
+            self._write(self.settings.baseline, canonical_json(self.report or {}), "the baseline")
+            self.updated_baseline = not self.failures
 
     def close(self) -> None:
         if self.capture is not None:
             self.capture.close()
         self.store.close()  # removes the copies, and the session's directory where it owns it
+
+
+def configured_arms(config: pytest.Config, settings: Settings) -> dict[str, Arm]:
+    """Every arm this configuration defines (raises BenchError for a bad declaration)."""
+    pyproject = config.inipath if config.inipath and config.inipath.name == "pyproject.toml" else config.rootpath / "pyproject.toml"
+    return available_arms(pyproject, settings.command_arms, config.hook.pytest_retrieval_bench_arms(config=config))
 
 
 def summarize_reports(config: pytest.Config, settings: Settings) -> int:
@@ -311,10 +331,8 @@ def summarize_reports(config: pytest.Config, settings: Settings) -> int:
 
     if settings.samples or settings.report is None:
         raise pytest.UsageError("--bench-summarize takes --bench-report OUT and no --bench-samples")
-    known = set(builtin_arms())
-    for result in config.hook.pytest_retrieval_bench_arms(config=config):
-        known.update(arm.name for arm in result or ())
     try:
+        known = set(configured_arms(config, settings))
         report = merge_reports(list(settings.summarize), known, list(settings.baseline_arms or BUILTIN_ARMS))
     except BenchError as error:
         raise pytest.UsageError(str(error)) from error

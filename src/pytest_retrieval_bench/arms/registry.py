@@ -19,14 +19,14 @@ def builtin_arms() -> dict[str, Arm]:
     return {arm.name: arm for arm in arms}
 
 
-def select_arms(requested: Iterable[str], available: dict[str, Arm]) -> list[str]:
+def select_arms(requested: Iterable[str], available: dict[str, Arm], option: str = "--bench-arms") -> list[str]:
     """Expand aliases, keep first-mention order, refuse unknown names with the known ones listed."""
     names: list[str] = []
     for entry in requested:
         for name in ALIASES.get(entry, (entry,)):
             if name not in available:
                 known = ", ".join(sorted([*available, *ALIASES]))
-                raise BenchError(f"unknown arm {name!r} in --bench-arms (known: {known})")
+                raise BenchError(f"unknown arm {name!r} in {option} (known: {known})")
             if name not in names:
                 names.append(name)
     return names

@@ -41,7 +41,10 @@ class SnapshotStore:
         if self._current is not None and self._current.key == key:
             return self._current
         if self._current is not None:
-            self.copies.release(self._current.key)
+            released = self._current.key
+            self.copies.release(released)
+            # its private copy is gone: a later visit must prepare the new copy again
+            self._prepared = {entry for entry in self._prepared if entry[1] != released}
             self._current = None
         try:
             snapshot = self.resolver.load(repo, commit)

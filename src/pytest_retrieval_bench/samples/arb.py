@@ -33,6 +33,24 @@ def _paths(values: Iterable[Any]) -> list[str]:
     return out
 
 
+PATH_LISTS = ("files", "related_tests", "must_context_files", "context_files", "root_cause_files", "given_files",
+              "negative_distractors", "hard_negative_files")
+
+
+def _check_path_lists(row: dict[str, Any], gold: dict[str, Any], source: str, line: int) -> None:
+    """Path fields must be lists of strings or {path} objects: a bare string would otherwise be
+    read character by character, and a number or nested list would become a "path"."""
+    fields = [(f"gold.{name}", gold.get(name)) for name in PATH_LISTS] + [("hard_negative_files", row.get("hard_negative_files"))]
+    for field, value in fields:
+        if value is None:
+            continue
+        if not isinstance(value, list):
+            raise InputError(source, f"expected a list of paths, got {type(value).__name__}", line=line, field=field)
+        for item in value:
+            if not isinstance(item, str) and not (isinstance(item, dict) and isinstance(item.get("path", ""), str)):
+                raise InputError(source, f"expected a path string or {{\"path\": ...}} object, got {item!r}", line=line, field=field)
+
+
 def target_gold_files(task_type: str, gold: dict[str, Any]) -> list[str]:
     """The bench's `target_gold_files`."""
     if gold.get("no_gold") is True:
@@ -41,12 +59,12 @@ def target_gold_files(task_type: str, gold: dict[str, Any]) -> list[str]:
     if explicit:
         return explicit
     if task_type == "code2test":
-        return _dedupe(gold.get("related_tests") or [])
+        return _dedupe(_paths(gold.get("related_tests") or []))
     if task_type == "comment2context":
         context = _dedupe(_paths(gold.get("must_context_files") or gold.get("context_files") or []))
         if context:
             return context
-    return _dedupe(gold.get("root_cause_files") or []) or _dedupe(gold.get("related_tests") or [])
+    return _dedupe(_paths(gold.get("root_cause_files") or [])) or _dedupe(_paths(gold.get("related_tests") or []))
 
 
 def given_files(task_type: str, gold: dict[str, Any], query: Any) -> list[str]:
@@ -55,7 +73,7 @@ def given_files(task_type: str, gold: dict[str, Any], query: Any) -> list[str]:
     The bench's own `given_files` adds the reviewed file only when gold.given_files is empty;
     the protocol takes the union, so a reviewed file is never scored as a success.
     """
-    values = list(gold.get("given_files") or [])
+    values = _paths(gold.get("given_files") or [])
     if task_type == "comment2context" and isinstance(query, dict):
         values.append(query.get("given_file") or query.get("path"))
     return _dedupe(str(value) for value in values if value)
@@ -96,6 +114,7 @@ def parse_arb_row(row: dict[str, Any], source: str, line: int) -> Sample:
     metadata = row.get("metadata") or {}
     if not isinstance(metadata, dict):
         raise InputError(source, "expected object", line=line, field="metadata")
+    _check_path_lists(row, gold, source, line)
     gold_files = target_gold_files(task_type, gold)
     changed = query.get("changed_file")
     return Sample(
