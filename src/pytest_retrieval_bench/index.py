@@ -79,20 +79,26 @@ class Postings:
             term_ids.extend([intern(token, len(vocab)) for token in counter])
             counts.extend(counter.values())
             doc_ids.extend([doc_id] * len(counter))
-        encoded = [term.encode("utf-8", errors="surrogatepass") for term in vocab]
+        # Python orders str by code point, which is the byte order of their UTF-8 encodings, so
+        # the terms sort without an encoded copy of each; ids are then renumbered to that order.
+        ordered = sorted(vocab)
+        size = len(ordered)
+        rank = np.empty(size, dtype=np.int32)
+        rank[np.fromiter((vocab[term] for term in ordered), dtype=np.int64, count=size)] = np.arange(size, dtype=np.int32)
         del vocab
-        by_bytes = sorted(range(len(encoded)), key=encoded.__getitem__)
-        rank = np.empty(len(encoded), dtype=np.int32)
-        rank[np.asarray(by_bytes, dtype=np.int64)] = np.arange(len(encoded), dtype=np.int32)
         term_array = rank[_as_int32(term_ids)]
-        del term_ids
+        del term_ids, rank
         order = np.argsort(term_array, kind="stable")
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(term_array, minlength=len(encoded)), out=offsets[1:])
-        term_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum(np.asarray([len(encoded[i]) for i in by_bytes], dtype=np.int64), out=term_offsets[1:])
+        offsets = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(term_array, minlength=size), out=offsets[1:])
+        del term_array
+        term_offsets = np.zeros(size + 1, dtype=np.int64)
+        lengths = (len(term) if term.isascii() else len(term.encode("utf-8", errors="surrogatepass")) for term in ordered)
+        np.cumsum(np.fromiter(lengths, dtype=np.int64, count=size), out=term_offsets[1:])
+        blob = "".join(ordered).encode("utf-8", errors="surrogatepass")
+        del ordered
         return cls(
-            blob=b"".join(encoded[i] for i in by_bytes),
+            blob=blob,
             term_offsets=term_offsets,
             offsets=offsets,
             docs=_as_int32(doc_ids)[order],
