@@ -3,10 +3,12 @@
 The bench is generated from installed packages (numpy, statsmodels, scipy, pandas, _pytest,
 hypothesis): each (sub)package directory holding 1 to 4 MB of Python source becomes one snapshot, and 300
 queries made from real identifiers and docstring sentences of those trees (fixed seed) are
-spread over them; every whole-file lexical arm runs. The index cache is off so both runs do
+spread over them; every built-in lexical arm runs. Each directory is registered as `--copies`
+snapshots (default 6, about 235 MB of text in 132 snapshots), so that the run lasts long enough
+for xdist's fixed start-up to matter as little as on a real release corpus. The index cache is off so both runs do
 the same work, index builds included. Prints figures; asserts nothing.
 
-    python benchmarks/parallel.py [--queries 300] [--arms grep,grep-ident,bm25:all,bm25:ident,arb-lexical,arb-bm25]
+    python benchmarks/parallel.py [--queries 300] [--copies 6] [--arms grep,grep-ident,bm25:all,bm25:ident,arb-lexical,arb-bm25]
 
 Besides the end-to-end wall time it prints the time the controller (or the only process) spent in
 pytest's run-test loop, from a conftest the script writes into its scratch directory: the part
@@ -126,13 +128,14 @@ def run(args: list[str], cwd: Path) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--copies", type=int, default=6, help="register each directory as this many snapshots (more index work)")
     parser.add_argument("--arms", default="grep,grep-ident,bm25:all,bm25:ident,arb-lexical,arb-bm25")
     options = parser.parse_args()
     rng = random.Random(20261130)
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         snapshot_args, samples = [], []
-        roots = snapshot_roots()
+        roots = [(f"{name}-{copy}" if options.copies > 1 else name, root) for copy in range(options.copies) for name, root in snapshot_roots()]
         total_files = total_bytes = 0
         for position, (name, root) in enumerate(roots):
             repo, commit = f"bench/{name}", hashlib.sha1(name.encode()).hexdigest()
