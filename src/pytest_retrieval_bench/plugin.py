@@ -65,13 +65,15 @@ def pytest_configure(config: pytest.Config) -> None:
         base, owns = Path(config.workerinput[WORKER_BASE]), False  # type: ignore[attr-defined]
     else:
         base, owns = make_base_directory(), True
+    # No test paths given: only the bench is collected. Workers follow the controller's decision,
+    # since xdist hands them the controller's arguments as explicit ones.
+    bench_only = config.workerinput[WORKER_BENCH_ONLY] if role == "worker" else config.args_source != pytest.Config.ArgsSource.ARGS  # type: ignore[attr-defined]
     try:
-        bench = BenchSession(config, settings, role, base, owns)
+        bench = BenchSession(config, settings, role, base, owns, bench_only)
     except BaseException:
         if owns:
             shutil.rmtree(base, ignore_errors=True)
         raise
-    bench.bench_only = config.workerinput[WORKER_BENCH_ONLY] if role == "worker" else config.args_source != pytest.Config.ArgsSource.ARGS  # type: ignore[attr-defined]
     config.stash[SESSION_KEY] = bench
     if role != "worker":
         config.pluginmanager.register(RecordCollector(bench), "retrieval-bench-records")

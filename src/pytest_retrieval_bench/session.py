@@ -45,8 +45,9 @@ def parse_node_id(nodeid: str) -> tuple[str, str] | None:
 
 
 class BenchSession:
-    def __init__(self, config: pytest.Config, settings: Settings, role: str, base_dir: Path, owns_base: bool):
+    def __init__(self, config: pytest.Config, settings: Settings, role: str, base_dir: Path, owns_base: bool, bench_only: bool = False):
         self.config = config
+        self.bench_only = bench_only
         self.settings = settings
         self.role = role
         self.loaded: list[LoadedSamples] = []

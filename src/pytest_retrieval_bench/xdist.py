@@ -36,7 +36,7 @@ class ControllerHooks:
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[self.base_key] = str(self.bench.base_dir)
-        node.workerinput[self.bench_only_key] = bool(getattr(self.bench, "bench_only", False))
+        node.workerinput[self.bench_only_key] = self.bench.bench_only
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
         self.bench.expect(ids)
