@@ -187,3 +187,15 @@ def test_update_baseline_is_refused_for_a_partial_run(pytester, monkeypatch, bas
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*--bench-update-baseline refused*did not run*"])
     assert baseline.read_bytes() == before
+
+
+def test_samples_on_one_side_only_are_listed(pytester, monkeypatch, baseline):
+    edited = json.loads(baseline.read_text())
+    edited["details"] = [entry for entry in edited["details"] if entry["id"] != "1df231325202ad18974fccf0"]
+    smaller = pytester.path / "smaller.json"
+    smaller.write_text(json.dumps(edited))
+    result = _run(pytester, monkeypatch, "same", f"--bench-baseline={smaller}", "--bench-report=out.json", "--bench-markdown=summary.md")
+    assert result.ret == 0
+    assert _section(pytester)["only_in_run"] == ["1df231325202ad18974fccf0"]
+    result.stdout.fnmatch_lines(["*samples only in this run: 1df231325202ad18974fccf0*"])
+    assert "Samples only in this run: `1df231325202ad18974fccf0`" in (pytester.path / "summary.md").read_text()

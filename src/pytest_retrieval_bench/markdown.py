@@ -46,6 +46,9 @@ def render(report: dict[str, Any], limit: int) -> str:
             for rule in baseline["rules"]:
                 note = "" if rule["significant"] else " (not significant)"
                 lines.append(f"| `{rule['rule']}` | `{rule['arm']}` | {rule['n']} | {_number(rule['mean_difference'])} | {_interval(rule['bootstrap95'])} | {rule['verdict']}{note} |")
+        for side, key in (("only in this run", "only_in_run"), ("only in the baseline", "only_in_baseline")):
+            if baseline.get(key):
+                lines += ["", f"Samples {side}: {', '.join(f'`{sample}`' for sample in baseline[key])}"]
         for arm, changes in baseline["arms"].items():
             lines += ["", f"`{arm}`: {changes['improved']} improved, {changes['regressed']} regressed, {changes['unchanged']} unchanged"]
             for title, key in (("Regressed", "regressions"), ("Improved", "improvements")):

@@ -59,6 +59,9 @@ def summary_lines(bench: "BenchSession") -> list[str]:
             bounds = f"[{low_high[0]:+.3f}, {low_high[1]:+.3f}]" if low_high else "[no data]"
             note = "" if rule["significant"] else ", not significant"
             lines.append(f"  gate {rule['rule']} arm {rule['arm']}: mean {_fmt(rule['mean_difference'])} {bounds} (n={rule['n']}{note}) -> {rule['verdict'].upper()}")
+        for side, key in (("only in this run", "only_in_run"), ("only in the baseline", "only_in_baseline")):
+            if baseline.get(key):
+                lines.append(f"  samples {side}: {', '.join(baseline[key])}")
         for arm, changes in baseline["arms"].items():
             lines.append(f"  {arm}: {changes['improved']} improved, {changes['regressed']} regressed, {changes['unchanged']} unchanged")
             for change in changes["regressions"][:20]:
