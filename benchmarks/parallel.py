@@ -155,7 +155,7 @@ def main() -> None:
         strip = lambda p: [(e["id"], {a: r["ranking"] for a, r in e["arms"].items()}) for e in json.loads(p.read_text())["details"]]
         same = strip(work / "serial.json") == strip(work / "parallel.json")
         (serial, serial_loop), (parallel, parallel_loop) = serial, parallel
-        print(f"                        end to end   run-test loop")
+        print("                        end to end   run-test loop")
         print(f"-n 0:                   {serial:7.2f} s   {serial_loop:7.2f} s")
         print(f"-n 2 --dist loadgroup:  {parallel:7.2f} s   {parallel_loop:7.2f} s")
         print(f"speed-up:               {serial / parallel:7.2f}x  {serial_loop / parallel_loop:7.2f}x   (same rankings: {same})")

@@ -16,7 +16,6 @@ from pytest_retrieval_bench import hookspecs
 from pytest_retrieval_bench.corpus.copies import make_base_directory
 from pytest_retrieval_bench.items import RECORD_KEY, BenchFile, BenchItem
 from pytest_retrieval_bench.options import add_options, read_settings
-from pytest_retrieval_bench.report import canonical_json
 from pytest_retrieval_bench.session import BenchSession
 from pytest_retrieval_bench.terminal import header_lines, outcome_word, summary_lines
 
@@ -161,8 +160,8 @@ class RecordCollector:
     @pytest.hookimpl(optionalhook=True)
     def pytest_json_modifyreport(self, json_report: dict[str, Any]) -> None:
         """pytest-json-report: the whole canonical report under `retrieval_bench`."""
-        if self.bench.report is not None:
-            json_report["retrieval_bench"] = orjson.loads(canonical_json(self.bench.report))  # as written: rounded
+        if self.bench.report_bytes is not None:
+            json_report["retrieval_bench"] = orjson.loads(self.bench.report_bytes)  # as written: rounded
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -6,6 +6,7 @@ reports and write the report; a `worker` runs items and attaches records to its 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 from typing import Any, Iterable
@@ -58,6 +59,7 @@ class BenchSession:
                 raise pytest.UsageError(f"--bench-samples: {error}") from error
         self._reject_ids_seen_in_earlier_files()
         self._apply_max_samples()
+        self.samples_by_id: dict[str, Sample] = {sample.id: sample for loaded in self.loaded for sample in loaded.samples}
         self.arms: dict[str, Arm] = self._available_arms()
         try:
             self.arm_names = select_arms(settings.arms or BUILTIN_ARMS, self.arms)
@@ -68,6 +70,7 @@ class BenchSession:
         self.expected: set[tuple[str, str]] = set()
         self.lost: dict[tuple[str, str], str] = {}
         self.report: dict[str, Any] | None = None
+        self.report_bytes: bytes | None = None
         self.updated_baseline = False
         self.capture: CaptureWriter | None = None
         if settings.capture is not None and role != "local":
@@ -160,11 +163,7 @@ class BenchSession:
         capture = self.config.pluginmanager.get_plugin("capturemanager")
         if reporter is None:
             return
-        if capture is not None:
-            with capture.global_and_fixture_disabled():
-                reporter.ensure_newline()
-                reporter.write_line(line)
-        else:
+        with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
             reporter.ensure_newline()
             reporter.write_line(line)
 
@@ -184,17 +183,8 @@ class BenchSession:
         parsed = parse_node_id(nodeid)
         if parsed is None:
             return None
-        sample = self._by_id().get(parsed[0])
+        sample = self.samples_by_id.get(parsed[0])
         return sample.snapshot_key if sample else None
-
-    def _by_id(self) -> dict[str, Sample]:
-        cached = self.__dict__.get("_samples_by_id")
-        if cached is None:
-            cached = self.__dict__["_samples_by_id"] = self.samples_by_id()
-        return cached
-
-    def samples_by_id(self) -> dict[str, Sample]:
-        return {sample.id: sample for loaded in self.loaded for sample in loaded.samples}
 
     # -- running ------------------------------------------------------------------------------
     def run(self, sample: Sample, arm: str) -> dict[str, Any]:
@@ -254,7 +244,7 @@ class BenchSession:
             arm.capture = self.capture  # type: ignore[attr-defined]
 
     def finish(self) -> dict[str, Any]:
-        samples = self.samples_by_id()
+        samples = self.samples_by_id
         records = dict(self.records)
         for key, reason in sorted(self.lost.items()):
             if key not in records and key[0] in samples:
@@ -284,7 +274,8 @@ class BenchSession:
             if self.capture.failed:
                 self.failures.append(f"capture failed ({self.capture.failure_reason}); the report was not published, the capture file is kept")
                 return self.report
-        self._write(self.settings.report, canonical_json(self.report), "the report")
+        self.report_bytes = canonical_json(self.report)  # the report as written, encoded once
+        self._write(self.settings.report, self.report_bytes, "the report")
         if self.settings.markdown is not None:
             self._write(self.settings.markdown, render_markdown(self.report, self.settings.limit).encode("utf-8"), "the Markdown summary")
         if self.settings.update_baseline and self.settings.baseline is not None:
@@ -311,7 +302,7 @@ class BenchSession:
             self.failures.append(f"--bench-update-baseline refused: {len(absent)} selected sample x arm item(s) did not run "
                                  f"(deselected with -k, stopped early or interrupted); the baseline was not changed")
         elif self.settings.baseline is not None:
-            self._write(self.settings.baseline, canonical_json(self.report or {}), "the baseline")
+            self._write(self.settings.baseline, self.report_bytes, "the baseline")
             self.updated_baseline = not self.failures
 
     def close(self) -> None:

@@ -34,13 +34,12 @@ def lexical_chunk_scores(index: ChunkIndex, query_text: str) -> np.ndarray:
             weight = (1.0 + math.log(count)) * math.log((total + 1) / (1 + len(docs)) + 1.0)
             scores[docs] += weight
     lowered_query = query_text.lower()
-    path_hits: dict[str, tuple[bool, bool]] = {}
+    path_in_query: dict[str, bool] = {}  # a file's chunks share its path: test it once
     for position, path in enumerate(index.paths):
-        hit = path_hits.get(path)
-        if hit is None:
+        if path not in path_in_query:
             lowered = path.lower()
-            hit = path_hits[path] = (bool(lowered) and lowered in lowered_query, False)
-        if hit[0]:
+            path_in_query[path] = bool(lowered) and lowered in lowered_query
+        if path_in_query[path]:
             scores[position] += 25.0
         basename = index.basenames[position]
         if basename and basename in lowered_query:
