@@ -7,21 +7,57 @@ cached on disk (see `index_cache`) and so that a query touches only its terms' p
 
 from __future__ import annotations
 
+import heapq
 from array import array
 from collections import Counter
 from dataclasses import dataclass
+from itertools import accumulate, chain, repeat
 from pathlib import PurePosixPath
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 import numpy as np
 
-from pytest_retrieval_bench.arms.tokens import bench_tokens, word_runs
+from pytest_retrieval_bench.arms.tokens import bench_tokens, stream_tokens, word_runs
 
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
+BATCH_TERMS = 1 << 14
+"""Distinct terms per batch dictionary while indexing: bounds the transient vocabulary."""
+SCATTER_PAIRS = 1 << 15
+"""(document, term) pairs placed per step when the postings are laid out: bounds temporaries."""
 
 
 def _as_int32(values: array) -> np.ndarray:
-    return np.frombuffer(values, dtype=np.int32) if len(values) else np.zeros(0, dtype=np.int32)
+    return np.frombuffer(values, dtype=np.int32) if len(values) else _EMPTY_I32
+
+
+def _as_numpy(values: array) -> np.ndarray:
+    """A view of an `array`, whatever its type code."""
+    return np.frombuffer(values, dtype=np.dtype(values.typecode)) if len(values) else _EMPTY_I32
+
+
+_WIDER = {"H": "i", "i": "q"}
+
+
+def _extend(values: array, new: list[int]) -> array:
+    """`values` extended by `new`: 2 bytes an entry until one does not fit, then wider."""
+    size = len(values)
+    try:
+        values.extend(new)
+    except OverflowError:
+        del values[size:]  # extend may have appended part of `new` before it failed
+        return _extend(array(_WIDER[values.typecode], values), new)
+    return values
+
+
+def _narrowest(limit: int) -> type:
+    """The smallest of uint16, int32 and int64 that holds values from 0 up to `limit`."""
+    if limit < 1 << 16:
+        return np.uint16
+    return np.int32 if limit < 1 << 31 else np.int64
+
+
+def _utf8_length(term: str) -> int:
+    return len(term) if term.isascii() else len(term.encode("utf-8", errors="surrogatepass"))
 
 
 @dataclass
@@ -30,7 +66,8 @@ class Postings:
 
     The vocabulary is one UTF-8 blob of the terms in byte order plus their offsets, searched by
     bisection: a dictionary of Python strings would cost more memory than the text it indexes,
-    and a query looks up only a few dozen terms.
+    and a query looks up only a few dozen terms. Arrays use the narrowest integer type that holds
+    their values (most snapshots have under 65,536 files), which halves what an index keeps.
     """
 
     blob: bytes
@@ -68,42 +105,135 @@ class Postings:
 
     @classmethod
     def build(cls, documents: Iterable[Iterable[str]]) -> "Postings":
-        vocab: dict[str, int] = {}
-        term_ids = array("i")  # 4 bytes an entry instead of a Python int each: peak memory
-        doc_ids = array("i")
-        counts = array("i")
+        builder = PostingsBuilder()
+        for tokens in documents:
+            builder.add(tokens)
+        return builder.finish()
+
+
+@dataclass
+class _Batch:
+    """Consecutive documents whose distinct terms filled one batch dictionary."""
+
+    blob: bytes  # the batch's distinct terms in byte order, UTF-8, concatenated
+    ends: array  # "q": where each of those terms ends in `blob`
+    rank: np.ndarray  # batch term id (first-seen order) -> position in byte order
+    term_ids: array  # batch term id of each (document, term) pair, documents in order
+    counts: array  # occurrences of each pair
+
+    def take_terms(self) -> tuple[bytes, array]:
+        """Hand the sorted terms to the merge and drop them here: only the ids are needed after."""
+        terms = self.blob, self.ends
+        self.blob, self.ends = b"", array("q")
+        return terms
+
+
+class PostingsBuilder:
+    """Takes documents one at a time and returns their `Postings`, with per-document token totals.
+
+    A dictionary of every distinct term costs about 120 bytes a term, more than the postings
+    themselves, and was the peak of a build. Terms are therefore gathered per batch of documents
+    in a small dictionary, written out in byte order when it holds `batch_terms` terms, and the
+    batches' sorted terms are merged at the end. The result does not depend on `batch_terms`.
+    """
+
+    def __init__(self, batch_terms: int = BATCH_TERMS):
+        self.batch_terms = batch_terms
+        self.lengths = array("q")  # tokens per document
+        self.distinct = array("i")  # distinct terms per document
+        self._batches: list[_Batch] = []
+        self._vocab: dict[str, int] = {}
+        # typically 2 bytes a pair each (see `_extend`), where a list would cost a Python int each
+        self._term_ids = array("H")
+        self._counts = array("H")
+
+    def add(self, tokens: Iterable[str]) -> None:
+        counter = Counter(tokens)
+        vocab = self._vocab
         intern = vocab.setdefault
-        for doc_id, tokens in enumerate(documents):
-            counter = Counter(tokens)
-            # len(vocab) is read before each insertion, so new terms get consecutive ids
-            term_ids.extend([intern(token, len(vocab)) for token in counter])
-            counts.extend(counter.values())
-            doc_ids.extend([doc_id] * len(counter))
-        # Python orders str by code point, which is the byte order of their UTF-8 encodings, so
-        # the terms sort without an encoded copy of each; ids are then renumbered to that order.
+        # len(vocab) is read before each insertion, so new terms get consecutive ids
+        self._term_ids = _extend(self._term_ids, [intern(token, len(vocab)) for token in counter])
+        self._counts = _extend(self._counts, list(counter.values()))
+        self.lengths.append(counter.total())
+        self.distinct.append(len(counter))
+        if len(vocab) >= self.batch_terms:
+            self._close_batch()
+
+    def _close_batch(self) -> None:
+        vocab = self._vocab
+        # Python orders str by code point, which is the byte order of their UTF-8 encodings
         ordered = sorted(vocab)
         size = len(ordered)
         rank = np.empty(size, dtype=np.int32)
-        rank[np.fromiter((vocab[term] for term in ordered), dtype=np.int64, count=size)] = np.arange(size, dtype=np.int32)
-        del vocab
-        term_array = rank[_as_int32(term_ids)]
-        del term_ids, rank
-        order = np.argsort(term_array, kind="stable")
-        offsets = np.zeros(size + 1, dtype=np.int64)
-        np.cumsum(np.bincount(term_array, minlength=size), out=offsets[1:])
-        del term_array
-        term_offsets = np.zeros(size + 1, dtype=np.int64)
-        lengths = (len(term) if term.isascii() else len(term.encode("utf-8", errors="surrogatepass")) for term in ordered)
-        np.cumsum(np.fromiter(lengths, dtype=np.int64, count=size), out=term_offsets[1:])
+        rank[np.fromiter(map(vocab.__getitem__, ordered), dtype=np.int64, count=size)] = np.arange(size, dtype=np.int32)
+        ends = array("q", accumulate(map(_utf8_length, ordered)))
         blob = "".join(ordered).encode("utf-8", errors="surrogatepass")
-        del ordered
-        return cls(
-            blob=blob,
-            term_offsets=term_offsets,
-            offsets=offsets,
-            docs=_as_int32(doc_ids)[order],
-            counts=_as_int32(counts)[order],
-        )
+        self._batches.append(_Batch(blob, ends, rank, self._term_ids, self._counts))
+        self._vocab, self._term_ids, self._counts = {}, array("H"), array("H")
+
+    def finish(self) -> Postings:
+        if self._vocab or not self._batches:
+            self._close_batch()
+        batches, self._batches = self._batches, []
+        blob, term_offsets, positions = _merge_sorted_terms([batch.take_terms() for batch in batches])
+        size = len(term_offsets) - 1
+        global_ids = [position[batch.rank] for batch, position in zip(batches, positions)]
+        del positions
+        frequency = np.zeros(size, dtype=np.int64)
+        largest_count = 0
+        for batch, ids in zip(batches, global_ids):
+            frequency += np.bincount(ids[_as_numpy(batch.term_ids)], minlength=size)
+            largest_count = max(largest_count, int(_as_numpy(batch.counts).max(initial=0)))
+        offsets = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(frequency, out=offsets[1:])
+        del frequency
+        pairs = int(offsets[-1])
+        docs = np.empty(pairs, dtype=_narrowest(max(len(self.distinct) - 1, 0)))
+        counts = np.empty(pairs, dtype=_narrowest(largest_count))
+        pair_ends = np.cumsum(_as_int32(self.distinct), dtype=np.int64)  # pair p belongs to the first document ending after p
+        free = offsets[:-1].copy()  # each term's next free slot
+        first_pair = 0
+        batches.reverse()
+        global_ids.reverse()
+        while batches:  # in document order, so each term's documents stay ascending
+            batch, ids = batches.pop(), global_ids.pop()
+            term_ids, batch_counts = _as_numpy(batch.term_ids), _as_numpy(batch.counts)
+            for start in range(0, len(term_ids), SCATTER_PAIRS):  # bounded temporaries
+                stop = min(start + SCATTER_PAIRS, len(term_ids))
+                terms = ids[term_ids[start:stop]]
+                order = np.argsort(terms, kind="stable")
+                terms = terms[order]
+                slots = free[terms] + (np.arange(len(terms)) - np.searchsorted(terms, terms))
+                docs[slots] = np.searchsorted(pair_ends, first_pair + start + order, side="right")
+                counts[slots] = batch_counts[start:stop][order]
+                last_of_term = np.flatnonzero(np.append(terms[1:] != terms[:-1], True))
+                free[terms[last_of_term]] = slots[last_of_term] + 1
+            first_pair += len(term_ids)
+        return Postings(blob=blob, term_offsets=term_offsets.astype(_narrowest(len(blob))),
+                        offsets=offsets.astype(_narrowest(pairs)), docs=docs, counts=counts)
+
+
+def _merge_sorted_terms(vocabularies: list[tuple[bytes, array]]) -> tuple[bytes, np.ndarray, list[np.ndarray]]:
+    """The union of sorted vocabularies (blob, term ends) in byte order, as a blob and its term
+    offsets, and for each vocabulary the position of each of its terms in that union."""
+    if len(vocabularies) == 1:
+        only_blob, only_ends = vocabularies[0]
+        offsets = np.zeros(len(only_ends) + 1, dtype=np.int64)
+        offsets[1:] = np.frombuffer(only_ends, dtype=np.int64) if len(only_ends) else 0
+        return only_blob, offsets, [np.arange(len(only_ends), dtype=np.int32)]
+    positions = [array("i") for _ in vocabularies]
+    merged = heapq.merge(*[zip(map(vocabulary.__getitem__, map(slice, chain((0,), term_ends), term_ends)), repeat(number))
+                           for number, (vocabulary, term_ends) in enumerate(vocabularies)])
+    blob = bytearray()
+    ends = array("q", [0])
+    previous = None
+    for term, number in merged:
+        if term != previous:
+            blob += term
+            ends.append(len(blob))
+            previous = term
+        positions[number].append(len(ends) - 2)
+    return bytes(blob), np.frombuffer(ends, dtype=np.int64), [_as_int32(position) for position in positions]
 
 
 @dataclass
@@ -118,25 +248,23 @@ class LexicalIndex:
 
     @classmethod
     def build(cls, text_files: Iterable[tuple[str, str]]) -> "LexicalIndex":
-        """Tokenizes one file at a time, so only one file's tokens are ever held."""
+        """One tokenizer at a time over the files, each file in pieces (see `stream_tokens`)."""
         files = list(text_files)
         paths = [path for path, _ in files]
-        lengths: list[int] = []
-
-        def content_documents() -> Iterator[list[str]]:
-            for _, text in files:
-                tokens = bench_tokens(text)
-                lengths.append(len(tokens))
-                yield tokens
-
-        content = Postings.build(content_documents())
-        words = Postings.build(word_runs(text) for _, text in files)
+        words = PostingsBuilder()
+        for _, text in files:
+            words.add(stream_tokens(word_runs, text))
+        word_postings = words.finish()  # first: it is the larger of the two builds
+        del words
+        content = PostingsBuilder()
+        for _, text in files:
+            content.add(stream_tokens(bench_tokens, text))
         return cls(
             paths=paths,
-            doc_lengths=np.asarray(lengths, dtype=np.int64),
-            content=content,
+            doc_lengths=np.array(content.lengths, dtype=np.int64),
+            content=content.finish(),
             path_tokens=Postings.build(bench_tokens(path) for path in paths),
-            words=words,
+            words=word_postings,
         )
 
     @property
@@ -171,24 +299,19 @@ class ChunkIndex:
         order = sorted(range(len(rows)), key=lambda i: (paths[i], chunk_ids[i]))
         tiebreak = np.empty(len(rows), dtype=np.int64)
         tiebreak[np.asarray(order, dtype=np.int64)] = np.arange(len(rows), dtype=np.int64)
-        token_counts: list[int] = []
-        distinct_counts: list[int] = []
-
-        def documents() -> Iterator[list[str]]:
-            for row in rows:
-                tokens = bench_tokens(chunk_text(row))
-                token_counts.append(len(tokens))
-                distinct_counts.append(len(set(tokens)))
-                yield tokens
-
-        postings = Postings.build(documents())
+        builder = PostingsBuilder()
+        for row in rows:
+            builder.add(stream_tokens(bench_tokens, chunk_text(row)))
+        token_counts = np.array(builder.lengths, dtype=np.int64)
+        distinct_counts = np.array(builder.distinct, dtype=np.int64)
+        postings = builder.finish()
         return cls(
             paths=paths,
             chunk_ids=chunk_ids,
             symbols=[str(row.get("symbol") or "") for row in rows],
             tiebreak=tiebreak,
-            token_counts=np.asarray(token_counts, dtype=np.int64),
-            distinct_counts=np.asarray(distinct_counts, dtype=np.int64),
+            token_counts=token_counts,
+            distinct_counts=distinct_counts,
             postings=postings,
         )
 

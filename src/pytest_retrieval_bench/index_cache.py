@@ -19,8 +19,8 @@ import zstandard
 from pytest_retrieval_bench.arms.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.index import ChunkIndex, LexicalIndex, Postings
 
-FORMAT = "rb-index-5"
-MAGIC = b"RBIDX5\n"
+FORMAT = "rb-index-6"
+MAGIC = b"RBIDX6\n"
 
 
 def cache_key(content_digest: str, kind: str) -> str:

@@ -7,7 +7,8 @@ cache key and of the registration.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from itertools import chain
+from typing import Any, Callable, Iterator
 
 TOKENIZER_VERSION = "bench-tokens-1"
 
@@ -30,6 +31,33 @@ def bench_tokens(text: str) -> list[str]:
 def word_runs(text: str) -> list[str]:
     """Maximal runs of identifier bytes; an identifier occurs as a whole word iff it equals one."""
     return _WORD_RUN.findall(text)
+
+
+PIECE_CHARS = 1 << 16
+
+
+def line_pieces(text: str, size: int = PIECE_CHARS) -> Iterator[str]:
+    """`text` cut just after newlines into pieces of about `size` characters (longer if a line is).
+
+    No token of either tokenizer spans a newline, and neither does a lower->Upper boundary, so
+    the pieces' tokens, in order, are the text's tokens.
+    """
+    start = 0
+    while len(text) - start > size:
+        cut = text.rfind("\n", start, start + size)
+        if cut < 0:
+            cut = text.find("\n", start + size)
+            if cut < 0:
+                break
+        yield text[start : cut + 1]
+        start = cut + 1
+    yield text[start:] if start else text
+
+
+def stream_tokens(tokenize: Callable[[str], list[str]], text: str) -> Iterator[str]:
+    """`tokenize(text)` as a stream, one piece at a time: a 1 MiB file's whole token list (a
+    Python string per token, about ten times the text) is never held at once."""
+    return chain.from_iterable(map(tokenize, line_pieces(text)))
 
 
 def grep_terms(query_text: str) -> list[str]:
