@@ -168,3 +168,38 @@ def test_a_long_text_is_tokenized_in_pieces() -> None:
     assert len(pieces) > 3 and max(len(piece) for piece in pieces) <= 5001
     assert list(stream_tokens(bench_tokens, text)) == bench_tokens(text)
     assert list(line_pieces("short", 1 << 12)) == ["short"]
+
+
+# --------------------------------------------------------------------------- file chunks without a second index
+
+EDGE_FILES = [
+    ("a/file.py", "file file_name fileName"),  # `file` in the path and the text
+    ("b/empty.txt", ""),  # the chunk text is only `path file`
+    ("c/File/x.md", "nothing here"),  # `file` only in the path (lowercased)
+    ("d/doc.md", "path doc md doc"),  # path terms repeated in the text
+    ("e/z.rs", "zebra ZEBRA z"),
+    ("f/g.go", "file"),
+]
+
+
+def assert_same_chunk_index(files: list[tuple[str, str]], extra_terms: list[str]) -> None:
+    built = ChunkIndex.build(file_chunks(files))
+    derived = ChunkIndex.of_files(LexicalIndex.build(files))
+    assert derived.paths == built.paths and derived.chunk_ids == built.chunk_ids and derived.symbols == built.symbols
+    for name in ("tiebreak", "token_counts", "distinct_counts"):
+        assert getattr(derived, name).tolist() == getattr(built, name).tolist(), name
+    terms = built.postings.terms + extra_terms
+    assert "file" in terms
+    for term in terms:
+        built_docs, built_counts = built.postings.get(term)
+        derived_docs, derived_counts = derived.postings.get(term)
+        assert (derived_docs.tolist(), derived_counts.tolist()) == (built_docs.tolist(), built_counts.tolist()), term
+
+
+def test_file_chunk_index_equals_the_built_one_on_edge_files() -> None:
+    assert_same_chunk_index(EDGE_FILES, ["absent", ""])
+
+
+def test_file_chunk_index_equals_the_built_one_on_the_real_tree() -> None:
+    snapshot = read_directory(REAL_TREE, "pytest-dev/pytest", "0" * 40)
+    assert_same_chunk_index(list(snapshot.text_files()), ["absent"])

@@ -662,3 +662,16 @@ def test_arb_reference_chunk_scores_are_bit_identical() -> None:
                 first = next(n for n, (a, b) in enumerate(zip(got, expected)) if a != b)
                 mismatches.append(f"{sample['id']} {ranker} at rank {first + 1}: expected {expected[first]}, got {got[first]}")
     assert mismatches == [], "\n".join(mismatches[:20])
+
+
+def test_tree_chunk_index_read_off_the_whole_file_index_scores_bit_identically(snapshot: Snapshot, queries: tuple[Any, ...]) -> None:
+    """A tree's chunk index is `ChunkIndex.of_files(lexical index)`; the oracles above use the one
+    built from `file_chunks` rows. Both give the very same float scores for every query."""
+    built = ChunkIndex.build(file_chunks(snapshot.text_files()))
+    derived = ChunkIndex.of_files(snapshot.lexical_index())
+    for query in queries:
+        text = query_text_of(query)
+        for scorer in ARB_SCORERS.values():
+            built_scores, derived_scores = scorer(built, text), scorer(derived, text)
+            assert built_scores.tobytes() == derived_scores.tobytes(), (scorer.__name__, text[:60])
+            assert np.count_nonzero(built_scores) > 0

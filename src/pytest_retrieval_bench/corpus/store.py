@@ -13,7 +13,7 @@ from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.errors import SnapshotError
-from pytest_retrieval_bench.index import ChunkIndex, LexicalIndex, file_chunks
+from pytest_retrieval_bench.index import ChunkIndex, LexicalIndex
 from pytest_retrieval_bench.index_cache import IndexCache
 
 
@@ -57,7 +57,12 @@ class SnapshotStore:
         return snapshot
 
     def _indexes(self, snapshot: Snapshot, kind: str) -> LexicalIndex | ChunkIndex:
-        """One kind of index ("lexical" or "chunks"), from the cache when it holds a sound entry."""
+        """One kind of index ("lexical" or "chunks"), from the cache when it holds a sound entry.
+
+        A tree has no chunk rows: its chunk index is read off its whole-file index instead.
+        """
+        if kind == "chunks" and snapshot.chunk_rows is None:
+            return ChunkIndex.of_files(snapshot.lexical_index())
         digest = snapshot.content_digest()
         if self.cache is not None:
             cached = self.cache.load(digest, kind)
@@ -68,7 +73,7 @@ class SnapshotStore:
         if kind == "lexical":
             index: LexicalIndex | ChunkIndex = LexicalIndex.build(snapshot.text_files())
         else:
-            index = ChunkIndex.build(snapshot.chunk_rows if snapshot.chunk_rows is not None else file_chunks(snapshot.text_files()))
+            index = ChunkIndex.build(snapshot.chunk_rows or [])
         if self.cache is not None:
             self.cache.store(digest, kind, index)
         return index
