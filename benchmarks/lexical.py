@@ -12,12 +12,18 @@ every path prefixed by its package name. The queries are built with a fixed seed
 tree's identifiers, file names and docstring sentences: plain sentences, issue-like objects and
 trace-like objects, like the bench's query shapes.
 
-Printed: the corpus size; index build time (LexicalIndex and ChunkIndex) and throughput; the
-median per-query latency of every built-in arm; peak RSS; (a) bm25s on identical tokens against
-our BM25; (b) a per-query scan in the style of the bench's reference rankers against our
-arb-lexical; (c) a cold run (read, build, store in the index cache, query) against a warm one
-(read, load from the cache, query). Only the standard library, numpy and (optionally) bm25s are
-used. It prints figures and asserts nothing.
+Printed: the corpus size; index build time and throughput (the whole-file index, the tree's
+chunk index read off it, and for comparison a chunk index built from one row per file as a
+release's rows would be); the median per-query latency of every built-in arm; memory (below);
+(a) bm25s on identical tokens against our BM25; (b) a per-query scan in the style of the bench's
+reference rankers against our arb-lexical; (c) a cold run (read, build, store in the index cache,
+query) against a warm one (read, load from the cache, query). Only the standard library, numpy
+and (optionally) bm25s are used. It prints figures and asserts nothing.
+
+Memory is measured twice. With tracemalloc, in this process: what each index build allocates at
+its peak and keeps, above the text already held. And as the peak RSS of a fresh process that
+only reads the tree and indexes it as the plugin does (`--rss-only`), against the same process
+after its imports. Both are printed as multiples of the text's UTF-8 size.
 """
 
 from __future__ import annotations
@@ -25,14 +31,17 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
+import json
 import math
 import random
 import re
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
@@ -94,11 +103,10 @@ def read_tree(packages: list[tuple[str, Path]]) -> Snapshot:
     return Snapshot(repo="installed/packages", commit="0" * 40, origin="installed packages", texts=texts, other_paths=tuple(sorted(others)))
 
 
-KINDS = ("lexical", "chunks")
-
-
 def build_indexes(snapshot: Snapshot) -> tuple[LexicalIndex, ChunkIndex]:
-    return LexicalIndex.build(snapshot.text_files()), ChunkIndex.build(file_chunks(snapshot.text_files()))
+    """As the plugin indexes a tree: the whole-file index, and the chunk index read off it."""
+    lexical = LexicalIndex.build(snapshot.text_files())
+    return lexical, ChunkIndex.of_files(lexical)
 
 
 def serve(snapshot: Snapshot, lexical: LexicalIndex, chunks: ChunkIndex) -> None:
@@ -172,6 +180,14 @@ def timed(function: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def peak_rss_mb() -> float:
+    """This process's peak RSS. Linux's VmHWM first: ru_maxrss survives exec, so a child started
+    by a large parent would report the parent's size."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / 1024 if sys.platform != "darwin" else peak / (1024 * 1024)  # KiB on Linux, bytes on macOS
 
@@ -227,6 +243,65 @@ def median_ms(values: list[float]) -> float:
     return statistics.median(values) * 1000.0
 
 
+def text_size(snapshot: Snapshot) -> tuple[int, int]:
+    """The text's UTF-8 bytes, and what its Python strings take."""
+    texts = snapshot.texts.values()
+    return sum(len(text.encode("utf-8", errors="surrogatepass")) for text in texts), sum(sys.getsizeof(text) for text in texts)
+
+
+def traced(function: Callable[[], Any]) -> tuple[int, int, Any]:
+    """(peak, kept) bytes allocated by `function` above what was allocated before it."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        result = function()
+        current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak - before, current - before, result
+
+
+def memory_figures(snapshot: Snapshot, text_bytes: int, min_files: int) -> None:
+    _, held = text_size(snapshot)
+    print(f"\n== memory (tracemalloc: allocated above the text, which is held once; x = times the text's {text_bytes / MB:.1f} MB)")
+    print(f"text held           {held / MB:.1f} MB as Python strings ({held / text_bytes:.2f}x)")
+    lexical_peak, lexical_kept, lexical = traced(lambda: LexicalIndex.build(snapshot.text_files()))
+    chunk_peak, chunk_kept, _ = traced(lambda: ChunkIndex.of_files(lexical))
+    print(f"whole-file index    peak {lexical_peak / MB:5.1f} MB ({lexical_peak / text_bytes:.2f}x), keeps {lexical_kept / MB:5.1f} MB ({lexical_kept / text_bytes:.2f}x)")
+    print(f"tree chunk index    peak {chunk_peak / MB:5.1f} MB, keeps {chunk_kept / MB:5.1f} MB (read off the whole-file index)")
+    tree_peak = max(lexical_peak, lexical_kept + chunk_peak)
+    print(f"a tree, both        peak {tree_peak / MB:5.1f} MB above the text: text + index = {(held + tree_peak) / text_bytes:.2f}x the text at most")
+    rows_peak, rows_kept, _ = traced(lambda: ChunkIndex.build(file_chunks(snapshot.text_files())))
+    print(f"chunk rows index    peak {rows_peak / MB:5.1f} MB ({rows_peak / text_bytes:.2f}x), keeps {rows_kept / MB:5.1f} MB "
+          f"(a release's rows, here one per file, built while the whole-file index is kept)")
+    release_peak = max(lexical_peak, lexical_kept + rows_peak)
+    print(f"a release, both     peak {release_peak / MB:5.1f} MB above the text: text + index = {(held + release_peak) / text_bytes:.2f}x the text at most")
+    del lexical
+
+    completed = subprocess.run([sys.executable, __file__, "--rss-only", "--min-files", str(min_files)],
+                               capture_output=True, text=True, check=False)
+    if completed.returncode != 0:
+        print(f"fresh-process RSS   not measured: {completed.stderr.strip().splitlines()[-1:] or completed.returncode}")
+        return
+    rss = json.loads(completed.stdout.strip().splitlines()[-1])
+    above = rss["peak_indexing_mb"] - rss["after_imports_mb"]
+    print(f"fresh-process RSS   {rss['after_imports_mb']:.0f} MB after imports, peak {rss['peak_reading_mb']:.0f} MB reading the tree, "
+          f"peak {rss['peak_indexing_mb']:.0f} MB indexing it")
+    print(f"                    peak above the imports: {above:.0f} MB = {above * MB / rss['text_bytes']:.2f}x the text "
+          f"(the text held once included)")
+
+
+def rss_only(min_files: int) -> int:
+    """Child of `memory_figures`: read the tree, index it as the plugin does, print peak RSS as JSON."""
+    after_imports = peak_rss_mb()
+    snapshot = read_tree(choose_packages(min_files))
+    peak_reading = peak_rss_mb()
+    indexes = build_indexes(snapshot)  # held until the figure is taken, as the plugin holds them
+    print(json.dumps({"after_imports_mb": after_imports, "peak_reading_mb": peak_reading, "peak_indexing_mb": peak_rss_mb(),
+                      "text_bytes": text_size(snapshot)[0], "files": len(indexes[0].paths)}))
+    return 0
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -237,12 +312,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scan-queries", type=int, default=10, help="queries for the per-query scan (default 10)")
     parser.add_argument("--min-files", type=int, default=2000, help="add installed packages until this many text files")
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--no-memory", action="store_true", help="skip the memory figures (tracemalloc slows the builds)")
+    parser.add_argument("--rss-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.rss_only:
+        return rss_only(args.min_files)
 
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}")
     packages = choose_packages(args.min_files)
     read_seconds, snapshot = timed(lambda: read_tree(packages))
-    text_bytes = sum(len(text.encode("utf-8", errors="surrogatepass")) for text in snapshot.texts.values())
+    text_bytes, _ = text_size(snapshot)
     print("\n== corpus")
     print(f"packages            {', '.join(name for name, _ in packages)}")
     print(f"text files          {len(snapshot.texts)}  (other files: {len(snapshot.other_paths)})")
@@ -250,11 +329,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"read from disk      {read_seconds:.2f} s (files already in the page cache)")
 
     lexical_seconds, lexical = timed(lambda: LexicalIndex.build(snapshot.text_files()))
-    chunk_seconds, chunks = timed(lambda: ChunkIndex.build(file_chunks(snapshot.text_files())))
+    chunk_seconds, chunks = timed(lambda: ChunkIndex.of_files(lexical))
+    rows_seconds, _ = timed(lambda: ChunkIndex.build(file_chunks(snapshot.text_files())))
     print("\n== index build")
     print(f"LexicalIndex        {lexical_seconds:.2f} s  ({text_bytes / MB / lexical_seconds:.1f} MB/s)  "
           f"vocabulary {len(lexical.content.terms)} tokens, {len(lexical.words.terms)} words")
-    print(f"ChunkIndex          {chunk_seconds:.2f} s  ({text_bytes / MB / chunk_seconds:.1f} MB/s)  {len(chunks.paths)} chunks")
+    print(f"tree ChunkIndex     {chunk_seconds:.2f} s  (read off the LexicalIndex)  {len(chunks.paths)} file chunks")
+    print(f"rows ChunkIndex     {rows_seconds:.2f} s  ({text_bytes / MB / rows_seconds:.1f} MB/s)  "
+          f"from one row per file, as a release's rows are indexed")
     serve(snapshot, lexical, chunks)
 
     queries = make_queries(snapshot, args.queries, args.seed)
@@ -275,6 +357,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{arm.name:<18}  {median_ms(latencies):8.2f} ms {p90 * 1000:8.2f} ms {ordered[-1] * 1000:8.2f} ms   "
               f"answered {ranked}/{len(queries)}; first call {first * 1000:.1f} ms")
     print(f"\npeak RSS            {peak_rss_mb():.0f} MB (after build and queries)")
+    if not args.no_memory:
+        memory_figures(snapshot, text_bytes, args.min_files)
 
     # (a) bm25s on identical tokens
     print("\n== (a) BM25: ours vs bm25s on identical tokens (bm25:all terms)")
@@ -350,26 +434,25 @@ def main(argv: list[str] | None = None) -> int:
             fresh = read_tree(packages)
             digest = fresh.content_digest()
             built = build_indexes(fresh)
-            for kind, index in zip(KINDS, built):
-                cache.store(digest, kind, index)
+            cache.store(digest, "lexical", built[0])  # a tree's chunk index is read off it, never stored
             serve(fresh, *built)
             return run_all_arms(fresh, queries)
 
         def warm() -> int:
             fresh = read_tree(packages)
             digest = fresh.content_digest()
-            loaded = [cache.load(digest, kind) for kind in KINDS]
-            if None in loaded:
+            loaded = cache.load(digest, "lexical")
+            if not isinstance(loaded, LexicalIndex):
                 raise RuntimeError("the index cache entry was not found")
-            serve(fresh, *loaded)
+            serve(fresh, loaded, ChunkIndex.of_files(loaded))
             return run_all_arms(fresh, queries)
 
         cold_seconds, cold_ranked = timed(cold)
         size = sum(path.stat().st_size for path in Path(directory).rglob("*.idx.zst"))
         warm_seconds, warm_ranked = timed(warm)
         digest = snapshot.content_digest()
-        load_seconds, _ = timed(lambda: [cache.load(digest, kind) for kind in KINDS])
-    print(f"cache entries       {size / MB:.1f} MB on disk; loading both alone {load_seconds:.2f} s")
+        load_seconds, _ = timed(lambda: cache.load(digest, "lexical"))
+    print(f"cache entry         {size / MB:.1f} MB on disk; loading it alone {load_seconds:.2f} s")
     print(f"cold (build+store)  {cold_seconds:.2f} s")
     print(f"warm (load)         {warm_seconds:.2f} s")
     print(f"cold/warm           {cold_seconds / warm_seconds:.1f}x   (answers: cold {cold_ranked}, warm {warm_ranked})")

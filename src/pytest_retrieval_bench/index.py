@@ -8,6 +8,7 @@ cached on disk (see `index_cache`) and so that a query touches only its terms' p
 from __future__ import annotations
 
 import heapq
+import io
 from array import array
 from collections import Counter
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 BATCH_TERMS = 1 << 14
 """Distinct terms per batch dictionary while indexing: bounds the transient vocabulary."""
 SCATTER_PAIRS = 1 << 15
-"""(document, term) pairs placed per step when the postings are laid out: bounds temporaries."""
+"""(document, term) pairs handled per numpy step when postings are laid out or counted: bounds temporaries."""
 
 
 def _as_int32(values: array) -> np.ndarray:
@@ -122,15 +123,14 @@ class _Batch:
     """Consecutive documents whose distinct terms filled one batch dictionary."""
 
     blob: bytes  # the batch's distinct terms in byte order, UTF-8, concatenated
-    ends: array  # "q": where each of those terms ends in `blob`
-    rank: np.ndarray  # batch term id (first-seen order) -> position in byte order
-    term_ids: array  # batch term id of each (document, term) pair, documents in order
+    ends: array  # where each of those terms ends in `blob`
+    term_ids: array  # the position of its term in `blob` of each (document, term) pair, documents in order
     counts: array  # occurrences of each pair
 
     def take_terms(self) -> tuple[bytes, array]:
         """Hand the sorted terms to the merge and drop them here: only the ids are needed after."""
         terms = self.blob, self.ends
-        self.blob, self.ends = b"", array("q")
+        self.blob, self.ends = b"", array("H")
         return terms
 
 
@@ -170,30 +170,30 @@ class PostingsBuilder:
         # Python orders str by code point, which is the byte order of their UTF-8 encodings
         ordered = sorted(vocab)
         size = len(ordered)
-        rank = np.empty(size, dtype=np.int32)
-        rank[np.fromiter(map(vocab.__getitem__, ordered), dtype=np.int64, count=size)] = np.arange(size, dtype=np.int32)
-        ends = array("q", accumulate(map(_utf8_length, ordered)))
+        rank = np.empty(size, dtype=np.int64)  # batch term id (first-seen order) -> position in byte order
+        rank[np.fromiter(map(vocab.__getitem__, ordered), dtype=np.int64, count=size)] = np.arange(size, dtype=np.int64)
+        term_ids = _as_numpy(self._term_ids)
+        term_ids[:] = rank[term_ids]  # in place: positions are below `size` as ids are
         blob = "".join(ordered).encode("utf-8", errors="surrogatepass")
-        self._batches.append(_Batch(blob, ends, rank, self._term_ids, self._counts))
+        ends = array(np.dtype(_narrowest(len(blob))).char, accumulate(map(_utf8_length, ordered)))
+        self._batches.append(_Batch(blob, ends, self._term_ids, self._counts))
         self._vocab, self._term_ids, self._counts = {}, array("H"), array("H")
 
     def finish(self) -> Postings:
         if self._vocab or not self._batches:
             self._close_batch()
         batches, self._batches = self._batches, []
-        blob, term_offsets, positions = _merge_sorted_terms([batch.take_terms() for batch in batches])
+        blob, term_offsets, global_ids = _merge_sorted_terms([batch.take_terms() for batch in batches])
         size = len(term_offsets) - 1
-        global_ids = [position[batch.rank] for batch, position in zip(batches, positions)]
-        del positions
         frequency = np.zeros(size, dtype=np.int64)
         largest_count = 0
         for batch, ids in zip(batches, global_ids):
-            frequency += np.bincount(ids[_as_numpy(batch.term_ids)], minlength=size)
+            frequency[ids] += np.bincount(_as_numpy(batch.term_ids), minlength=len(ids))
             largest_count = max(largest_count, int(_as_numpy(batch.counts).max(initial=0)))
-        offsets = np.zeros(size + 1, dtype=np.int64)
-        np.cumsum(frequency, out=offsets[1:])
+        pairs = int(frequency.sum())
+        offsets = np.zeros(size + 1, dtype=_narrowest(pairs))
+        offsets[1:] = np.cumsum(frequency)
         del frequency
-        pairs = int(offsets[-1])
         docs = np.empty(pairs, dtype=_narrowest(max(len(self.distinct) - 1, 0)))
         counts = np.empty(pairs, dtype=_narrowest(largest_count))
         pair_ends = np.cumsum(_as_int32(self.distinct), dtype=np.int64)  # pair p belongs to the first document ending after p
@@ -215,8 +215,8 @@ class PostingsBuilder:
                 last_of_term = np.flatnonzero(np.append(terms[1:] != terms[:-1], True))
                 free[terms[last_of_term]] = slots[last_of_term] + 1
             first_pair += len(term_ids)
-        return Postings(blob=blob, term_offsets=term_offsets.astype(_narrowest(len(blob))),
-                        offsets=offsets.astype(_narrowest(pairs)), docs=docs, counts=counts)
+        return Postings(blob=blob, term_offsets=term_offsets.astype(_narrowest(len(blob)), copy=False),
+                        offsets=offsets, docs=docs, counts=counts)
 
 
 def _merge_sorted_terms(vocabularies: list[tuple[bytes, array]]) -> tuple[bytes, np.ndarray, list[np.ndarray]]:
@@ -224,22 +224,21 @@ def _merge_sorted_terms(vocabularies: list[tuple[bytes, array]]) -> tuple[bytes,
     offsets, and for each vocabulary the position of each of its terms in that union."""
     if len(vocabularies) == 1:
         only_blob, only_ends = vocabularies[0]
-        offsets = np.zeros(len(only_ends) + 1, dtype=np.int64)
-        offsets[1:] = np.frombuffer(only_ends, dtype=np.int64) if len(only_ends) else 0
+        offsets = np.zeros(len(only_ends) + 1, dtype=np.dtype(only_ends.typecode))
+        offsets[1:] = _as_numpy(only_ends)
         return only_blob, offsets, [np.arange(len(only_ends), dtype=np.int32)]
     positions = [array("i") for _ in vocabularies]
     merged = heapq.merge(*[zip(map(vocabulary.__getitem__, map(slice, chain((0,), term_ends), term_ends)), repeat(number))
                            for number, (vocabulary, term_ends) in enumerate(vocabularies)])
-    blob = bytearray()
-    ends = array("q", [0])
+    blob = io.BytesIO()  # its value is handed over without a copy, unlike a bytearray's
+    ends = array(np.dtype(_narrowest(sum(len(vocabulary) for vocabulary, _ in vocabularies))).char, [0])
     previous = None
     for term, number in merged:
         if term != previous:
-            blob += term
-            ends.append(len(blob))
+            ends.append(ends[-1] + blob.write(term))
             previous = term
         positions[number].append(len(ends) - 2)
-    return bytes(blob), np.frombuffer(ends, dtype=np.int64), [_as_int32(position) for position in positions]
+    return blob.getvalue(), np.frombuffer(ends, dtype=ends.typecode), [_as_int32(position) for position in positions]
 
 
 @dataclass
@@ -333,7 +332,9 @@ class ChunkIndex:
         size = len(lexical.paths)
         content, path_tokens = lexical.content, lexical.path_tokens
         path_lengths = np.bincount(path_tokens.docs, weights=path_tokens.counts, minlength=size).astype(np.int64)
-        distinct = np.bincount(content.docs, minlength=size).astype(np.int64)
+        distinct = np.zeros(size, dtype=np.int64)
+        for start in range(0, len(content.docs), SCATTER_PAIRS):  # bincount widens its input: in windows
+            distinct += np.bincount(content.docs[start : start + SCATTER_PAIRS], minlength=size)
         for position, term in enumerate(path_tokens.terms):  # path terms the text lacks add one each
             start, end = path_tokens.offsets[position], path_tokens.offsets[position + 1]
             path_docs = path_tokens.docs[start:end]
@@ -390,8 +391,11 @@ class FileChunkPostings:
             return np.arange(self.size, dtype=np.int64), counts
         if not len(path_docs):
             return content_docs, content_counts
-        docs = np.union1d(content_docs, path_docs)
-        counts = np.zeros(len(docs), dtype=np.int64)
-        counts[np.searchsorted(docs, content_docs)] += content_counts
-        counts[np.searchsorted(docs, path_docs)] += path_counts
-        return docs, counts
+        # both lists are ascending: add the path counts in place, insert the documents content lacks
+        at = np.searchsorted(content_docs, path_docs)
+        found = at < len(content_docs)
+        found[found] = content_docs[at[found]] == path_docs[found]
+        counts = content_counts.astype(np.int64)
+        counts[at[found]] += path_counts[found]
+        new = ~found
+        return np.insert(content_docs, at[new], path_docs[new]), np.insert(counts, at[new], path_counts[new])
