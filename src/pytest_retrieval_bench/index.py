@@ -21,6 +21,7 @@ import numpy as np
 from pytest_retrieval_bench.arms.tokens import bench_tokens, stream_tokens, word_runs
 
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
+_EMPTY_I32.flags.writeable = False  # shared by every miss
 BATCH_TERMS = 1 << 14
 """Distinct terms per batch dictionary while indexing: bounds the transient vocabulary."""
 SCATTER_PAIRS = 1 << 15
@@ -138,7 +139,7 @@ class PostingsBuilder:
     """Takes documents one at a time and returns their `Postings`, with per-document token totals.
 
     A dictionary of every distinct term costs about 120 bytes a term, more than the postings
-    themselves, and was the peak of a build. Terms are therefore gathered per batch of documents
+    themselves, and would be the peak of a build. Terms are therefore gathered per batch of documents
     in a small dictionary, written out in byte order when it holds `batch_terms` terms, and the
     batches' sorted terms are merged at the end. The result does not depend on `batch_terms`.
     """
@@ -172,8 +173,9 @@ class PostingsBuilder:
         size = len(ordered)
         rank = np.empty(size, dtype=np.int64)  # batch term id (first-seen order) -> position in byte order
         rank[np.fromiter(map(vocab.__getitem__, ordered), dtype=np.int64, count=size)] = np.arange(size, dtype=np.int64)
-        term_ids = _as_numpy(self._term_ids)
-        term_ids[:] = rank[term_ids]  # in place: positions are below `size` as ids are
+        if size:
+            term_ids = _as_numpy(self._term_ids)
+            term_ids[:] = rank[term_ids]  # in place: positions are below `size` as ids are
         blob = "".join(ordered).encode("utf-8", errors="surrogatepass")
         ends = array(np.dtype(_narrowest(len(blob))).char, accumulate(map(_utf8_length, ordered)))
         self._batches.append(_Batch(blob, ends, self._term_ids, self._counts))
