@@ -276,7 +276,6 @@ def memory_figures(snapshot: Snapshot, text_bytes: int, min_files: int) -> None:
           f"(a release's rows, here one per file, built while the whole-file index is kept)")
     release_peak = max(lexical_peak, lexical_kept + rows_peak)
     print(f"a release, both     peak {release_peak / MB:5.1f} MB above the text: text + index = {(held + release_peak) / text_bytes:.2f}x the text at most")
-    del lexical
 
     completed = subprocess.run([sys.executable, __file__, "--rss-only", "--min-files", str(min_files)],
                                capture_output=True, text=True, check=False)
