@@ -23,7 +23,8 @@ from pytest_retrieval_bench.arms.tokens import bench_tokens, stream_tokens, word
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 _EMPTY_I32.flags.writeable = False  # shared by every miss
 BATCH_TERMS = 1 << 14
-"""Distinct terms per batch dictionary while indexing: bounds the transient vocabulary."""
+"""A batch dictionary is closed after the document that brings it to this many distinct terms:
+bounds the transient vocabulary (one document's distinct terms can still exceed it)."""
 SCATTER_PAIRS = 1 << 15
 """(document, term) pairs handled per numpy step when postings are laid out or counted: bounds temporaries."""
 
@@ -33,7 +34,7 @@ def _as_int32(values: array) -> np.ndarray:
 
 
 def _as_numpy(values: array) -> np.ndarray:
-    """A view of an `array`, whatever its type code."""
+    """A numpy view of an `array` of any type code (an empty one gives the shared read-only empty array)."""
     return np.frombuffer(values, dtype=np.dtype(values.typecode)) if len(values) else _EMPTY_I32
 
 
@@ -125,11 +126,11 @@ class _Batch:
 
     blob: bytes  # the batch's distinct terms in byte order, UTF-8, concatenated
     ends: array  # where each of those terms ends in `blob`
-    term_ids: array  # the position of its term in `blob` of each (document, term) pair, documents in order
+    term_ids: array  # of each (document, term) pair, documents in order: its term's rank among the batch's sorted terms
     counts: array  # occurrences of each pair
 
     def take_terms(self) -> tuple[bytes, array]:
-        """Hand the sorted terms to the merge and drop them here: only the ids are needed after."""
+        """Hand the sorted terms to the merge and drop them here: only the ids and counts are needed after."""
         terms = self.blob, self.ends
         self.blob, self.ends = b"", array("H")
         return terms
@@ -140,8 +141,9 @@ class PostingsBuilder:
 
     A dictionary of every distinct term costs about 120 bytes a term, more than the postings
     themselves, and would be the peak of a build. Terms are therefore gathered per batch of documents
-    in a small dictionary, written out in byte order when it holds `batch_terms` terms, and the
-    batches' sorted terms are merged at the end. The result does not depend on `batch_terms`.
+    in a small dictionary, written out in byte order after the document that brings it to
+    `batch_terms` terms, and the batches' sorted terms are merged at the end. The result does not
+    depend on `batch_terms`.
     """
 
     def __init__(self, batch_terms: int = BATCH_TERMS):
@@ -328,8 +330,9 @@ class ChunkIndex:
 
         A file chunk's text is `path file text`, whose bench tokens are the path's, then `file`,
         then the text's; so its postings are sums of the content and path postings, and a tree
-        needs no second index (nor the time and memory to build one). Equal to
-        `ChunkIndex.build(file_chunks(...))`, array for array (tested).
+        needs no second index (nor the time and memory to build one). Equal in values to
+        `ChunkIndex.build(file_chunks(...))`, term for term (tested); postings may come back in a
+        wider integer type.
         """
         size = len(lexical.paths)
         content, path_tokens = lexical.content, lexical.path_tokens
