@@ -60,9 +60,13 @@ def assert_matches_reference(documents: list[list[str]], batch_terms: int) -> Po
 
 
 @functools.lru_cache(maxsize=None)
-def real_texts() -> tuple[str, ...]:
-    snapshot = read_directory(REAL_TREE, "pytest-dev/pytest", "0" * 40)
-    return tuple(text for _, text in snapshot.text_files())
+def real_files() -> tuple[tuple[str, str], ...]:
+    """(path, text) of the installed `_pytest` package's text files, read once."""
+    return tuple(read_directory(REAL_TREE, "pytest-dev/pytest", "0" * 40).text_files())
+
+
+def real_texts() -> list[str]:
+    return [text for _, text in real_files()]
 
 
 EDGE_DOCUMENTS = [
@@ -131,8 +135,7 @@ def test_extend_widens_without_keeping_a_partial_extension() -> None:
 
 def test_index_builds_agree_with_the_reference_on_the_real_tree() -> None:
     """LexicalIndex and ChunkIndex, which stream each file in pieces, against whole-text tokens."""
-    snapshot = read_directory(REAL_TREE, "pytest-dev/pytest", "0" * 40)
-    files = list(snapshot.text_files())
+    files = list(real_files())
     lexical = LexicalIndex.build(files)
     assert as_reference(lexical.content) == reference_postings([bench_tokens(text) for _, text in files])
     assert as_reference(lexical.words) == reference_postings([word_runs(text) for _, text in files])
@@ -201,5 +204,4 @@ def test_file_chunk_index_equals_the_built_one_on_edge_files() -> None:
 
 
 def test_file_chunk_index_equals_the_built_one_on_the_real_tree() -> None:
-    snapshot = read_directory(REAL_TREE, "pytest-dev/pytest", "0" * 40)
-    assert_same_chunk_index(list(snapshot.text_files()), ["absent"])
+    assert_same_chunk_index(list(real_files()), ["absent"])

@@ -29,10 +29,6 @@ SCATTER_PAIRS = 1 << 15
 """(document, term) pairs handled per numpy step when postings are laid out or counted: bounds temporaries."""
 
 
-def _as_int32(values: array) -> np.ndarray:
-    return np.frombuffer(values, dtype=np.int32) if len(values) else _EMPTY_I32
-
-
 def _as_numpy(values: array) -> np.ndarray:
     """A numpy view of an `array` of any type code (an empty one gives the shared read-only empty array)."""
     return np.frombuffer(values, dtype=np.dtype(values.typecode)) if len(values) else _EMPTY_I32
@@ -200,7 +196,7 @@ class PostingsBuilder:
         del frequency
         docs = np.empty(pairs, dtype=_narrowest(max(len(self.distinct) - 1, 0)))
         counts = np.empty(pairs, dtype=_narrowest(largest_count))
-        pair_ends = np.cumsum(_as_int32(self.distinct), dtype=np.int64)  # pair p belongs to the first document ending after p
+        pair_ends = np.cumsum(_as_numpy(self.distinct), dtype=np.int64)  # pair p belongs to the first document ending after p
         free = offsets[:-1].copy()  # each term's next free slot
         first_pair = 0
         batches.reverse()
@@ -242,7 +238,7 @@ def _merge_sorted_terms(vocabularies: list[tuple[bytes, array]]) -> tuple[bytes,
             ends.append(ends[-1] + blob.write(term))
             previous = term
         positions[number].append(len(ends) - 2)
-    return blob.getvalue(), np.frombuffer(ends, dtype=ends.typecode), [_as_int32(position) for position in positions]
+    return blob.getvalue(), np.frombuffer(ends, dtype=ends.typecode), [_as_numpy(position) for position in positions]
 
 
 @dataclass
@@ -289,6 +285,14 @@ def chunk_text(row: dict[str, Any]) -> str:
     return " ".join(str(part) for part in (row.get("path"), row.get("symbol"), row.get("kind"), row.get("text")) if part)
 
 
+def _tiebreak(paths: list[str], chunk_ids: list[str]) -> np.ndarray:
+    """Each chunk's rank by (path, chunk id): the bench's order among equal scores."""
+    order = sorted(range(len(paths)), key=lambda i: (paths[i], chunk_ids[i]))
+    tiebreak = np.empty(len(paths), dtype=np.int64)
+    tiebreak[np.asarray(order, dtype=np.int64)] = np.arange(len(paths), dtype=np.int64)
+    return tiebreak
+
+
 @dataclass
 class ChunkIndex:
     """Chunk-level postings in the chunk file's order, for the bench's reference rankers."""
@@ -305,9 +309,7 @@ class ChunkIndex:
     def build(cls, rows: list[dict[str, Any]]) -> "ChunkIndex":
         paths = [str(row.get("path", "")) for row in rows]
         chunk_ids = [str(row.get("chunk_id", "")) for row in rows]
-        order = sorted(range(len(rows)), key=lambda i: (paths[i], chunk_ids[i]))
-        tiebreak = np.empty(len(rows), dtype=np.int64)
-        tiebreak[np.asarray(order, dtype=np.int64)] = np.arange(len(rows), dtype=np.int64)
+        tiebreak = _tiebreak(paths, chunk_ids)
         builder = PostingsBuilder()
         for row in rows:
             builder.add(stream_tokens(bench_tokens, chunk_text(row)))
@@ -348,14 +350,11 @@ class ChunkIndex:
         has_kind[content.get(FILE_KIND)[0]] = True
         has_kind[path_tokens.get(FILE_KIND)[0]] = True
         distinct += ~has_kind
-        order = sorted(range(size), key=lexical.paths.__getitem__)
-        tiebreak = np.empty(size, dtype=np.int64)
-        tiebreak[np.asarray(order, dtype=np.int64)] = np.arange(size, dtype=np.int64)
         return cls(
             paths=lexical.paths,
             chunk_ids=lexical.paths,
             symbols=[""] * size,
-            tiebreak=tiebreak,
+            tiebreak=_tiebreak(lexical.paths, lexical.paths),
             token_counts=lexical.doc_lengths + path_lengths + 1,
             distinct_counts=distinct,
             postings=FileChunkPostings(content, path_tokens, size),
