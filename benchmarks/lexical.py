@@ -51,11 +51,11 @@ import numpy as np
 from pytest_retrieval_bench.arms.arb_reference import ArbReferenceArm
 from pytest_retrieval_bench.arms.base import Request
 from pytest_retrieval_bench.arms.lexical import BM25_B, BM25_K1, BM25Arm, GrepArm, GrepIdentArm, bm25_scores
-from pytest_retrieval_bench.arms.tokens import bench_tokens, grep_terms
+from pytest_retrieval_bench.index.tokens import bench_tokens, grep_terms
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.tree import read_directory
-from pytest_retrieval_bench.index import ChunkIndex, LexicalIndex, Postings, chunk_text, file_chunks
-from pytest_retrieval_bench.index_cache import IndexCache
+from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, Postings, chunk_text, file_chunks
+from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.samples.arb import query_text_for_eval
 
 BASE_PACKAGES = ("numpy", "pytest", "_pytest")

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from pytest_retrieval_bench import capture
+from pytest_retrieval_bench.arms import capture
 from pytest_retrieval_bench.arms.base import Request
 from pytest_retrieval_bench.arms.command import CommandArm, CommandArmSpec
-from pytest_retrieval_bench.capture import CaptureError, CaptureWriter, validate_capture
+from pytest_retrieval_bench.arms.capture import CaptureError, CaptureWriter, validate_capture
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.tree import read_directory
 from pytest_retrieval_bench.errors import ArmError

@@ -14,14 +14,14 @@ import pytest
 
 from pytest_retrieval_bench.arms.base import Request
 from pytest_retrieval_bench.arms.corvint import AffectedArm, ContextArm, ImpactArm, QueryArm, preset_arms
-from pytest_retrieval_bench.capture import CaptureWriter
+from pytest_retrieval_bench.arms.capture import CaptureWriter
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.corpus.tree import read_directory
 from pytest_retrieval_bench.errors import ArmError
-from pytest_retrieval_bench.registration import arm_identity
-from pytest_retrieval_bench.runner import run_item
+from pytest_retrieval_bench.report.registration import arm_identity
+from pytest_retrieval_bench.bench.run import run_item
 from pytest_retrieval_bench.samples.model import Sample
 
 STUB = Path(__file__).resolve().parent.parent / "testdata" / "stubs" / "corvint_stub.py"

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_retrieval_bench.arms.base import Answer
 from pytest_retrieval_bench.errors import InputError
-from pytest_retrieval_bench.format_metrics import extra_metrics
+from pytest_retrieval_bench.samples.metrics import extra_metrics
 from pytest_retrieval_bench.samples import load_samples
 from pytest_retrieval_bench.samples.contextbench import normalize_path, parse_contextbench_row
 

@@ -15,8 +15,8 @@ import pytest
 
 from pytest_retrieval_bench.arms.base import Answer
 from pytest_retrieval_bench.cli import main as cli_main
-from pytest_retrieval_bench.format_metrics import extra_metrics
-from pytest_retrieval_bench.known_target_generate import Candidate, GenerationError, collect_candidates, generate
+from pytest_retrieval_bench.samples.metrics import extra_metrics
+from pytest_retrieval_bench.samples.known_target_generate import Candidate, GenerationError, collect_candidates, generate
 from pytest_retrieval_bench.samples import load_samples
 from pytest_retrieval_bench.samples.known_target import parse_known_target_row, verify_case
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from pytest_retrieval_bench.arms.base import Answer
-from pytest_retrieval_bench.report import build_report, summarize_arm
-from pytest_retrieval_bench.runner import score
+from pytest_retrieval_bench.report.build import build_report, summarize_arm
+from pytest_retrieval_bench.bench.run import score
 from pytest_retrieval_bench.samples.arb import parse_arb_row
 from pytest_retrieval_bench.samples.load import detect_format
 from pytest_retrieval_bench.samples.relevance import RelevanceReader
@@ -145,7 +145,7 @@ def test_micro_averages_and_partial_means_by_hand():
 
 def test_arb_report_bytes_do_not_change_with_the_hook():
     """The same ARB records scored with and without a snapshot reader give the same report."""
-    from pytest_retrieval_bench.report import canonical_json
+    from pytest_retrieval_bench.report.build import canonical_json
 
     sample = _arb()
     plain = {"sample_id": "s1", "arm": "grep", "wall_ms": 1.0, "query_chars": 9, "query_truncated": False, **score(sample, Answer(ranking=["a.py"]), None, 20)}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_retrieval_bench.arms.base import Answer
-from pytest_retrieval_bench.format_metrics import estimate_tokens, extra_metrics, line_count_of
+from pytest_retrieval_bench.samples.metrics import estimate_tokens, extra_metrics, line_count_of
 from pytest_retrieval_bench.samples import load_samples
 from pytest_retrieval_bench.samples.relevance import NULL_COMMIT, Anchor, RelevanceReader, fixture_repo, parse_anchor
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.gate import GateRule, parse_rule, sample_change
+from pytest_retrieval_bench.report.gate import GateRule, parse_rule, sample_change
 
 TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
 SAMPLES = TESTDATA / "release" / "benchmark" / "synthetic_v1" / "samples.jsonl"

@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import _pytest
-from pytest_retrieval_bench.arms.tokens import bench_tokens, line_pieces, stream_tokens, word_runs
+from pytest_retrieval_bench.index.tokens import bench_tokens, line_pieces, stream_tokens, word_runs
 from pytest_retrieval_bench.corpus.tree import read_directory
-from pytest_retrieval_bench.index import ChunkIndex, LexicalIndex, Postings, PostingsBuilder, _extend, file_chunks
+from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, Postings, PostingsBuilder, _extend, file_chunks
 
 REAL_TREE = Path(_pytest.__file__).resolve().parent
 

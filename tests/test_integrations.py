@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_retrieval_bench.capture import validate_capture
+from pytest_retrieval_bench.arms.capture import validate_capture
 
 TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
 SAMPLES = TESTDATA / "release" / "benchmark" / "synthetic_v1" / "samples.jsonl"

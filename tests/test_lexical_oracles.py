@@ -29,11 +29,11 @@ import _pytest
 from pytest_retrieval_bench.arms.arb_reference import ArbReferenceArm, bm25_chunk_scores, lexical_chunk_scores
 from pytest_retrieval_bench.arms.base import Request
 from pytest_retrieval_bench.arms.lexical import BM25_B, BM25_K1, RANKING_CAP, BM25Arm, GrepArm, GrepIdentArm, bm25_scores
-from pytest_retrieval_bench.arms.tokens import bench_tokens, grep_terms, ident_terms, query_identifiers
+from pytest_retrieval_bench.index.tokens import bench_tokens, grep_terms, ident_terms, query_identifiers
 from pytest_retrieval_bench.corpus.snapshot import MAX_TEXT_BYTES, Snapshot
 from pytest_retrieval_bench.corpus.tree import read_directory
-from pytest_retrieval_bench.index import ChunkIndex, LexicalIndex, file_chunks
-from pytest_retrieval_bench.index_cache import IndexCache, cache_key, decode, encode
+from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, file_chunks
+from pytest_retrieval_bench.index.cache import IndexCache, cache_key, decode, encode
 from pytest_retrieval_bench.samples.arb import query_text_for_eval
 
 ROOT = Path(__file__).resolve().parent.parent

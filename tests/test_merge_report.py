@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_retrieval_bench import stats
+from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.cli import main as cli_main
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.merge import merge_reports
+from pytest_retrieval_bench.report.merge import merge_reports
 
 TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
 SAMPLES = TESTDATA / "release" / "benchmark" / "synthetic_v1" / "samples.jsonl"

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from pytest_retrieval_bench.metrics import positive_metrics, scored_ranking, selective_success, zero_metrics
-from pytest_retrieval_bench.report import build_report, canonical_json
+from pytest_retrieval_bench.scoring.metrics import positive_metrics, scored_ranking, selective_success, zero_metrics
+from pytest_retrieval_bench.report.build import build_report, canonical_json
 from pytest_retrieval_bench.samples.arb import parse_arb_row
 
 
@@ -66,7 +66,7 @@ def _samples():
 
 
 def _records(samples, arms=("grep", "mine")):
-    from pytest_retrieval_bench.runner import score
+    from pytest_retrieval_bench.bench.run import score
     from pytest_retrieval_bench.arms.base import Answer
 
     rng = random.Random(7)

@@ -1,4 +1,4 @@
-"""Tests for pytest_retrieval_bench.stats.
+"""Tests for pytest_retrieval_bench.scoring.stats.
 
 scipy and statsmodels are used here as independent oracles only; stats.py
 itself must not import them (checked below).
@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
-from pytest_retrieval_bench import stats
-from pytest_retrieval_bench.stats import (
+from pytest_retrieval_bench.scoring import stats
+from pytest_retrieval_bench.scoring.stats import (
     bootstrap_interval,
     interval_seed,
     latency_summary,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_retrieval_bench.arms.tokens import bench_tokens, grep_terms, ident_terms, query_identifiers, word_runs
+from pytest_retrieval_bench.index.tokens import bench_tokens, grep_terms, ident_terms, query_identifiers, word_runs
 
 
 @pytest.mark.parametrize(

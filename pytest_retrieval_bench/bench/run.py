@@ -9,11 +9,11 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from pytest_retrieval_bench import format_metrics
+from pytest_retrieval_bench.samples import metrics as format_metrics
 from pytest_retrieval_bench.arms.base import Answer, Arm, Request
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import ArmError, SnapshotError
-from pytest_retrieval_bench.metrics import positive_metrics, rank_of_first_gold, scored_ranking, selective_success, zero_metrics
+from pytest_retrieval_bench.scoring.metrics import positive_metrics, rank_of_first_gold, scored_ranking, selective_success, zero_metrics
 from pytest_retrieval_bench.samples.model import Sample
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, CORVINT_ARMS
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.merge import merge_reports
-from pytest_retrieval_bench.report import canonical_json, write_atomically
+from pytest_retrieval_bench.report.merge import merge_reports
+from pytest_retrieval_bench.report.build import canonical_json, write_atomically
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,7 +44,7 @@ def _summarize(args: argparse.Namespace) -> int:
 
 def _generate(args: argparse.Namespace) -> int:
     """Exit 0 with the bank written; 1 when the bank cannot be made (nothing is written then)."""
-    from pytest_retrieval_bench.known_target_generate import GenerationError, generate, header, write_bank
+    from pytest_retrieval_bench.samples.known_target_generate import GenerationError, generate, header, write_bank
     from pytest_retrieval_bench.samples.known_target import parse_known_target_row
 
     name = args.repo_name or "local/" + (re.sub(r"[^A-Za-z0-9_.-]+", "-", args.repo.resolve().name.removesuffix(".git")).strip(".-") or "repo")

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from pytest_retrieval_bench.metrics import cutoffs
+from pytest_retrieval_bench.scoring.metrics import cutoffs
 from pytest_retrieval_bench.samples.model import Sample
 
 LineCount = Callable[[str], "int | None"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from pytest_retrieval_bench.session import BenchSession
+from pytest_retrieval_bench.bench.session import BenchSession
 
 
 def snapshot_scheduler(config: Any, log: Any, group_of: Callable[[str], str | None]) -> Any:

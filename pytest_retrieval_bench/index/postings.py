@@ -18,7 +18,7 @@ from typing import Any, Iterable, Protocol
 
 import numpy as np
 
-from pytest_retrieval_bench.arms.tokens import bench_tokens, stream_tokens, word_runs
+from pytest_retrieval_bench.index.tokens import bench_tokens, stream_tokens, word_runs
 
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
 _EMPTY_I32.flags.writeable = False  # shared by every miss

@@ -15,7 +15,7 @@ import orjson
 
 from pytest_retrieval_bench.arms.base import Arm
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.report import canonical_json, write_atomically
+from pytest_retrieval_bench.report.build import canonical_json, write_atomically
 from pytest_retrieval_bench.samples.load import file_sha256
 
 

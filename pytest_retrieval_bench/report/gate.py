@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from pytest_retrieval_bench import stats
+from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.report import groups_of, samples_digests
+from pytest_retrieval_bench.report.build import groups_of, samples_digests
 
 _RULE = re.compile(r"^(?P<metric>[a-z_0-9]+@(?:\d+|k))\s*>=\s*(?P<threshold>[-+]?\d+(?:\.\d+)?)(?P<options>(?::.+)?)$")
 _OPTION = re.compile(r":([a-z]+)=")

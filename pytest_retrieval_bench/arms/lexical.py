@@ -14,8 +14,8 @@ from typing import Callable, ClassVar
 import numpy as np
 
 from pytest_retrieval_bench.arms.base import Answer, Request
-from pytest_retrieval_bench.arms.tokens import grep_terms, ident_terms, query_identifiers, word_runs
-from pytest_retrieval_bench.index import LexicalIndex
+from pytest_retrieval_bench.index.tokens import grep_terms, ident_terms, query_identifiers, word_runs
+from pytest_retrieval_bench.index.postings import LexicalIndex
 
 BM25_K1 = 1.2
 BM25_B = 0.75

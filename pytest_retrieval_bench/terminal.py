@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_retrieval_bench.session import BenchSession
+    from pytest_retrieval_bench.bench.session import BenchSession
 
 
 def outcome_word(record: dict[str, Any]) -> str:

@@ -10,7 +10,7 @@ from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.samples.model import Sample
 
 if TYPE_CHECKING:
-    from pytest_retrieval_bench.session import BenchSession
+    from pytest_retrieval_bench.bench.session import BenchSession
 
 RECORD_KEY = pytest.StashKey[dict[str, Any]]()
 

@@ -14,9 +14,9 @@ import pytest
 
 from pytest_retrieval_bench import hookspecs
 from pytest_retrieval_bench.corpus.copies import make_base_directory
-from pytest_retrieval_bench.items import RECORD_KEY, BenchFile, BenchItem
+from pytest_retrieval_bench.collect import RECORD_KEY, BenchFile, BenchItem
 from pytest_retrieval_bench.options import add_options, read_settings
-from pytest_retrieval_bench.session import BenchSession
+from pytest_retrieval_bench.bench.session import BenchSession
 from pytest_retrieval_bench.terminal import header_lines, outcome_word, summary_lines
 
 SESSION_KEY = pytest.StashKey[BenchSession]()
@@ -48,7 +48,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """`--bench-summarize` merges written reports instead of running a session."""
     if not config.getoption("bench_summarize"):
         return None
-    from pytest_retrieval_bench.session import summarize_reports
+    from pytest_retrieval_bench.bench.session import summarize_reports
 
     return summarize_reports(config, read_settings(config))
 

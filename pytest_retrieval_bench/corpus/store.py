@@ -13,8 +13,8 @@ from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.errors import SnapshotError
-from pytest_retrieval_bench.index import ChunkIndex, LexicalIndex
-from pytest_retrieval_bench.index_cache import IndexCache
+from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex
+from pytest_retrieval_bench.index.cache import IndexCache
 
 
 class SnapshotStore:

@@ -12,8 +12,8 @@ from typing import Any, Iterable, Sequence
 
 import orjson
 
-from pytest_retrieval_bench import stats
-from pytest_retrieval_bench.metrics import cutoffs
+from pytest_retrieval_bench.scoring import stats
+from pytest_retrieval_bench.scoring.metrics import cutoffs
 from pytest_retrieval_bench.samples.model import Sample
 
 PAIRED_METRICS = ("recall@5", "recall@10", "recall@20", "mrr@k")

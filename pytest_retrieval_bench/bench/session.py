@@ -17,22 +17,22 @@ import pytest
 from pytest_retrieval_bench import __version__
 from pytest_retrieval_bench.arms.base import Arm
 from pytest_retrieval_bench.arms.discovery import available_arms
-from pytest_retrieval_bench.capture import CaptureError, CaptureWriter
+from pytest_retrieval_bench.arms.capture import CaptureError, CaptureWriter
 from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, select_arms
-from pytest_retrieval_bench.arms.tokens import TOKENIZER_VERSION
+from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.release import unpack_release_corpus
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import BenchError, InputError
-from pytest_retrieval_bench.gate import GateRule, check_compatible, compare, parse_rule, sample_change
-from pytest_retrieval_bench.markdown import render as render_markdown
-from pytest_retrieval_bench.merge import read_report
-from pytest_retrieval_bench.index_cache import IndexCache
+from pytest_retrieval_bench.report.gate import GateRule, check_compatible, compare, parse_rule, sample_change
+from pytest_retrieval_bench.report.markdown import render as render_markdown
+from pytest_retrieval_bench.report.merge import read_report
+from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.options import Settings
-from pytest_retrieval_bench.registration import build_registration, check_and_write_registration
-from pytest_retrieval_bench.report import build_report, canonical_json, write_atomically
-from pytest_retrieval_bench.runner import run_item, score
+from pytest_retrieval_bench.report.registration import build_registration, check_and_write_registration
+from pytest_retrieval_bench.report.build import build_report, canonical_json, write_atomically
+from pytest_retrieval_bench.bench.run import run_item, score
 from pytest_retrieval_bench.samples import LoadedSamples, Sample, load_samples
 from pytest_retrieval_bench.samples.reader import is_release_archive
 
@@ -319,7 +319,7 @@ def configured_arms(config: pytest.Config, settings: Settings) -> dict[str, Arm]
 
 def summarize_reports(config: pytest.Config, settings: Settings) -> int:
     """Merge reports with the arms this configuration defines (built-ins and registered ones)."""
-    from pytest_retrieval_bench.merge import merge_reports
+    from pytest_retrieval_bench.report.merge import merge_reports
 
     if settings.samples or settings.report is None:
         raise pytest.UsageError("--bench-summarize takes --bench-report OUT and no --bench-samples")

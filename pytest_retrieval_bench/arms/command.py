@@ -30,7 +30,7 @@ import orjson
 
 from pytest_retrieval_bench.arms.base import Answer, Request
 from pytest_retrieval_bench.arms.jsonpath import PathMissError, PathSyntaxError, extract, extract_scalar, parse
-from pytest_retrieval_bench.capture import MALFORMED, MAX_STDERR_BYTES, MAX_STDOUT_BYTES, NOT_RUN, PARSED, CaptureWriter
+from pytest_retrieval_bench.arms.capture import MALFORMED, MAX_STDERR_BYTES, MAX_STDOUT_BYTES, NOT_RUN, PARSED, CaptureWriter
 from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.errors import ArmError, BenchError, InputError
 

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Sequence
 import orjson
 
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.report import build_report, samples_digests
+from pytest_retrieval_bench.report.build import build_report, samples_digests
 
 LABEL_KEYS = ("repo", "base_commit", "task_type", "stratum", "partition", "gold", "given", "hard_negatives")
 

@@ -16,8 +16,8 @@ import numpy as np
 import orjson
 import zstandard
 
-from pytest_retrieval_bench.arms.tokens import TOKENIZER_VERSION
-from pytest_retrieval_bench.index import ChunkIndex, LexicalIndex, Postings
+from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
+from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, Postings
 
 FORMAT = "rb-index-6"
 MAGIC = b"RBIDX6\n"

@@ -13,7 +13,7 @@ import re
 from typing import Any, Callable
 
 from pytest_retrieval_bench.errors import InputError
-from pytest_retrieval_bench.known_target_generate import INTENTS, SCHEMA, Candidate, derive
+from pytest_retrieval_bench.samples.known_target_generate import INTENTS, SCHEMA, Candidate, derive
 from pytest_retrieval_bench.samples.model import Sample
 
 FORMAT = "known-target"

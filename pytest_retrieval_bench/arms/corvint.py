@@ -17,7 +17,7 @@ from typing import Any
 
 from pytest_retrieval_bench.arms.base import Answer, Arm, Request
 from pytest_retrieval_bench.arms.command import NO_CHANGED_FILE, ExecutableIdentity, Outcome, substitute, cache_state, distinct_strings, invoke
-from pytest_retrieval_bench.capture import CaptureWriter
+from pytest_retrieval_bench.arms.capture import CaptureWriter
 from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.errors import ArmError
 
