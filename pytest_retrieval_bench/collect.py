@@ -1,26 +1,46 @@
-"""pytest nodes: one collector per samples file, one item per sample x arm, named `<id>[<arm>]`."""
+"""Samples -> pytest items: one collector per samples file, one parametrized item per sample x arm.
+
+An item is a real `pytest.Function` named `<sample id>[<arm>]` (original name: the sample id,
+parameter id: the arm), so node ids round-trip through pytest's own parsing (`--lf`, `--ff`,
+`--sw`, a printed node id passed back). Each item is indirectly parametrized by its snapshot on
+the session-scoped `bench_snapshot` fixture: pytest then sets a snapshot up once before its first
+item, tears it down when the next snapshot is needed, and shows both in `--setup-show`.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+import dataclasses
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pytest
+from _pytest.python import FunctionDefinition
 
 from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.fixture_arms import REQUEST_FIXTURE, FixtureArm
 from pytest_retrieval_bench.samples.model import Sample
+from pytest_retrieval_bench.terminal import MessageRepr
 
 if TYPE_CHECKING:
     from pytest_retrieval_bench.bench.session import BenchSession
 
 RECORD_KEY = pytest.StashKey[dict[str, Any]]()
+SNAPSHOT_FIXTURE = "bench_snapshot"
 
 
 class ItemFailure(BenchError):
     """Raised from an item to fail it with a one-line message and no traceback."""
 
 
+def object_arm_item(bench_snapshot: Any, bench_request: Any) -> None:
+    """The test function of an item whose arm is an object (built-in, hook, entry point, command).
+
+    Never called: its parameters name the fixtures such an item needs; `BenchItem.runtest`
+    calls the arm itself.
+    """
+
+
 class BenchFile(pytest.File):
-    """The items of one samples file (it may live outside the rootdir, so the nodeid is given)."""
+    """The items of one samples file."""
 
     bench: "BenchSession"
     index: int
@@ -31,44 +51,84 @@ class BenchFile(pytest.File):
             line = f"line{problem.line}" if problem.line is not None else f"file{number}"
             yield InvalidRowItem.from_parent(self, name=f"invalid-{line}", message=str(problem))
         for sample in self.bench.selected_samples(self.index):
-            for arm in self.bench.arm_names:
-                item = BenchItem.from_parent(self, name=f"{sample.id}[{arm}]", sample=sample, arm=arm)
-                yield item
+            for arm_name in self.bench.arm_names:
+                yield from self._items(sample, arm_name)
+
+    def _items(self, sample: Sample, arm_name: str) -> Iterator["BenchItem"]:
+        arm = self.bench.arms[arm_name]
+        function: Callable[..., Any] = arm.function if isinstance(arm, FixtureArm) else object_arm_item
+        definition = FunctionDefinition.from_parent(self, name=sample.id, callobj=function)
+        fixtureinfo = definition._fixtureinfo
+        if SNAPSHOT_FIXTURE not in fixtureinfo.names_closure:
+            raise self.CollectError(f"arm {arm_name!r}: its function must take {REQUEST_FIXTURE!r} (or {SNAPSHOT_FIXTURE!r})")
+        metafunc = pytest.Metafunc(definition, fixtureinfo, self.config, _ispytest=True)
+        key = self.bench.snapshot_param(sample.snapshot_key)
+        metafunc.parametrize(SNAPSHOT_FIXTURE, [key], indirect=True, scope="session", ids=[pytest.HIDDEN_PARAM])
+        if isinstance(arm, FixtureArm) and arm.params:
+            names = list(arm.params)
+            metafunc.parametrize(names, [tuple(arm.params[name] for name in names)], ids=[pytest.HIDDEN_PARAM])
+        metafunc._recompute_direct_params_indices()
+        fixtureinfo.prune_dependency_tree()
+        ordinal = self.bench.snapshot_ordinal(sample.snapshot_key)
+        for callspec in metafunc._calls:
+            # the id is the arm's name; the snapshot's index keys pytest's grouping of items by snapshot
+            callspec = dataclasses.replace(callspec, _idlist=[arm_name], indices={**callspec.indices, SNAPSHOT_FIXTURE: ordinal})
+            yield BenchItem.from_parent(self, name=f"{sample.id}[{arm_name}]", originalname=sample.id, callspec=callspec,
+                                        callobj=function, fixtureinfo=fixtureinfo, keywords={arm_name: True}, sample=sample, arm_name=arm_name)
 
 
-class BenchItem(pytest.Item):
-    def __init__(self, *, sample: Sample, arm: str, **kwargs: Any):
+class BenchItem(pytest.Function):
+    """One sample x arm. Set-up: the snapshot (session fixture), the arm's fixtures, its `prepare`."""
+
+    _use_item_location = True  # skip reasons point at the sample's line, not at this file
+
+    def __init__(self, *, sample: Sample, arm_name: str, **kwargs: Any):
         super().__init__(**kwargs)
         self.sample = sample
-        self.arm = arm
+        self.arm_name = arm_name
         owner, _, name = sample.repo.partition("/")
-        self.extra_keyword_matches.update({sample.id, sample.repo, owner, name, sample.task_type, sample.stratum, arm})
+        self.extra_keyword_matches.update({sample.id, sample.repo, owner, name, sample.task_type, sample.stratum, arm_name})
         self.add_marker(pytest.mark.xdist_group(sample.snapshot_key))
 
     @property
     def bench(self) -> "BenchSession":
         return self.parent.bench  # type: ignore[union-attr]
 
+    @property
+    def arm(self) -> Any:
+        return self.bench.arms[self.arm_name]
+
+    def setup(self) -> None:
+        if self.sample.skip_reason:  # before any fixture: a skipped sample loads no snapshot
+            raise pytest.skip.Exception(self.sample.skip_reason, _use_item_location=True)
+        super().setup()  # fixtures: the snapshot first (session scope), then the arm's own
+        self.bench.prepare_arm(self.arm, self.funcargs[SNAPSHOT_FIXTURE])
+
     def runtest(self) -> None:
-        record = self.bench.run(self.sample, self.arm)
+        arm = self.arm
+        request = self.funcargs[REQUEST_FIXTURE]
+        if isinstance(arm, FixtureArm):
+            arguments = {name: self.funcargs[name] for name in self._fixtureinfo.argnames}
+            call: Callable[[], Any] = lambda: arm.function(**arguments)
+        else:
+            call = lambda: arm.retrieve(request)
+        record = self.bench.run(self.sample, self.arm_name, request, self.funcargs[SNAPSHOT_FIXTURE], call)
         self.stash[RECORD_KEY] = record
-        if record.get("skipped"):
-            pytest.skip(record["skipped"])
         for name, value in self.bench.junit_properties(record):
             self.user_properties.append((name, value))
         if record["error"]:
-            raise ItemFailure(f"arm {self.arm} failed on {self.sample.id}: {record['error']}")
+            raise ItemFailure(f"arm {self.arm_name} failed on {self.sample.id}: {record['error']}")
         regression = self.bench.regression(record)
         if regression:
-            raise ItemFailure(f"{self.sample.id} ({self.sample.repo}) regressed against the baseline with arm {self.arm}: {regression}")
+            raise ItemFailure(f"{self.sample.id} ({self.sample.repo}) regressed against the baseline with arm {self.arm_name}: {regression}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, BenchError):
-            return str(excinfo.value)
+            return MessageRepr(str(excinfo.value), str(self.path), self.sample.line)
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
-        return self.path, self.sample.line - 1, f"{self.sample.id}[{self.arm}] ({self.sample.repo}, {self.sample.task_type})"
+        return self.path, self.sample.line - 1, f"{self.sample.id}[{self.arm_name}] ({self.sample.repo}, {self.sample.task_type})"
 
 
 class InvalidRowItem(pytest.Item):
@@ -82,7 +142,7 @@ class InvalidRowItem(pytest.Item):
         raise ItemFailure(self.message)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        return str(excinfo.value)
+        return MessageRepr(str(excinfo.value), str(self.path))
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, None, self.name

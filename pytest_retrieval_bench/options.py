@@ -7,7 +7,7 @@ Paths from the command line are relative to the invocation directory, from ini t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +92,35 @@ class Settings:
     @property
     def active(self) -> bool:
         return bool(self.samples)
+
+    def with_samples(self, samples: tuple[Path, ...]) -> "Settings":
+        return replace(self, samples=samples)
+
+
+SAMPLES_SUFFIXES = (".jsonl", ".jsonl.zst", ".tar.zst", ".parquet")
+
+
+def _named_samples_file(config: pytest.Config, arg: str) -> Path | None:
+    """The samples file a command-line argument names (`S` or `S::ID[arm]`), if it names one."""
+    path = Path(config.invocation_params.dir) / arg.split("::", 1)[0]
+    return path.resolve() if path.name.endswith(SAMPLES_SUFFIXES) and path.is_file() else None
+
+
+def samples_for_run(config: pytest.Config, settings: Settings) -> tuple[tuple[Path, ...], bool]:
+    """Which samples files this run benchmarks, and whether the bench runs alone.
+
+    No test paths: the option's or ini's samples, alone. Test paths: the samples files among them,
+    plus `--bench-samples` from the command line; `bench_samples` from the ini does not apply, so
+    `pytest tests/test_plain.py` runs just that file.
+    """
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        return settings.samples, True
+    named = [path for path in (_named_samples_file(config, arg) for arg in config.args) if path is not None]
+    from_option = list(settings.samples) if config.getoption("bench_samples") else []
+    unique: dict[Path, None] = {}
+    for path in [*from_option, *named]:
+        unique.setdefault(path, None)
+    return tuple(unique), False
 
 
 def _raw(config: pytest.Config, option: str, kind: str) -> tuple[Any, Path]:

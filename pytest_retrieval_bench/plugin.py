@@ -1,10 +1,12 @@
-"""pytest hooks only: each decides nothing and delegates to the `BenchSession` in config.stash.
+"""pytest hooks and fixtures only: each hook decides nothing and delegates to the `BenchSession`.
 
-Without --bench-samples every hook returns at once, so the plugin stays out of the way.
+Without samples (`--bench-samples`, `bench_samples` in the ini, or a samples file named on the
+command line) every hook returns at once, so the plugin stays out of the way.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any, Generator
@@ -13,19 +15,18 @@ import orjson
 import pytest
 
 from pytest_retrieval_bench import hookspecs
-from pytest_retrieval_bench.corpus.copies import make_base_directory
-from pytest_retrieval_bench.collect import RECORD_KEY, BenchFile, BenchItem
-from pytest_retrieval_bench.options import add_options, read_settings
 from pytest_retrieval_bench.bench.session import BenchSession
-from pytest_retrieval_bench.terminal import header_lines, outcome_word, summary_lines
+from pytest_retrieval_bench.collect import RECORD_KEY, BenchFile, BenchItem
+from pytest_retrieval_bench.corpus.copies import make_base_directory
+from pytest_retrieval_bench.fixtures import SESSION_KEY, bench_request, bench_samples, bench_session, bench_snapshot, bench_snapshots
+from pytest_retrieval_bench.options import add_options, read_settings, samples_for_run
+from pytest_retrieval_bench.terminal import SnapshotProgress, add_failures_to_summary, header_lines, status_of, summary_lines
 
-SESSION_KEY = pytest.StashKey[BenchSession]()
+__all__ = ["bench_request", "bench_samples", "bench_snapshot", "bench_snapshots"]  # fixtures, registered by import
+
 WORKER_BASE = "retrieval_bench_base_dir"
+WORKER_SAMPLES = "retrieval_bench_samples"
 WORKER_BENCH_ONLY = "retrieval_bench_only"
-
-
-def _bench(config: pytest.Config) -> BenchSession | None:
-    return config.stash.get(SESSION_KEY, None)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -57,16 +58,19 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "xdist_group(name): keep a snapshot's items on one xdist worker")
     settings = read_settings(config)
-    if not settings.active:
-        return
     role = _role(config)
+    if role == "worker":  # the controller decided which samples run, and whether alone
+        workerinput: dict[str, Any] = config.workerinput  # type: ignore[attr-defined]
+        samples, bench_only = tuple(Path(path) for path in workerinput.get(WORKER_SAMPLES, ())), workerinput.get(WORKER_BENCH_ONLY, False)
+    else:
+        samples, bench_only = samples_for_run(config, settings)
+    if not samples:
+        return
+    settings = settings.with_samples(samples)
     if role == "worker":
         base, owns = Path(config.workerinput[WORKER_BASE]), False  # type: ignore[attr-defined]
     else:
         base, owns = make_base_directory(), True
-    # No test paths given: only the bench is collected. Workers follow the controller's decision,
-    # since xdist hands them the controller's arguments as explicit ones.
-    bench_only = config.workerinput[WORKER_BENCH_ONLY] if role == "worker" else config.args_source != pytest.Config.ArgsSource.ARGS  # type: ignore[attr-defined]
     try:
         bench = BenchSession(config, settings, role, base, owns, bench_only)
     except BaseException:
@@ -76,70 +80,97 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION_KEY] = bench
     if role != "worker":
         config.pluginmanager.register(RecordCollector(bench), "retrieval-bench-records")
+        config.pluginmanager.register(SnapshotProgress(bench, config), "retrieval-bench-progress")
     if role == "controller":
         from pytest_retrieval_bench.xdist import ControllerHooks
 
-        config.pluginmanager.register(ControllerHooks(bench, WORKER_BASE, WORKER_BENCH_ONLY), "retrieval-bench-xdist")
+        config.pluginmanager.register(ControllerHooks(bench, {WORKER_BASE: str(base), WORKER_SAMPLES: [str(path) for path in samples],
+                                                             WORKER_BENCH_ONLY: bench_only}), "retrieval-bench-xdist")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    bench = _bench(config)
+    bench = bench_session(config)
     if bench is not None:
         bench.close()
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
-    bench = _bench(config)
+    bench = bench_session(config)
     return header_lines(bench) if bench is not None and bench.role != "worker" else None
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    bench = _bench(session.config)
+    bench = bench_session(session.config)
     if bench is not None and bench.role != "worker":
         bench.start()
 
 
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """A samples file named on the command line is collected like a test file."""
+    bench = bench_session(parent.config)
+    if bench is None or not parent.session.isinitpath(file_path):
+        return None
+    index = bench.samples_index(file_path)
+    if index is None:
+        return None
+    node = BenchFile.from_parent(parent, path=file_path)
+    node.bench, node.index = bench, index
+    return node
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
+    """Samples given by option (not as test paths) join the session's top-level collectors."""
     report = yield
-    bench = _bench(collector.config)
+    bench = bench_session(collector.config)
     if bench is None or not isinstance(collector, pytest.Session) or report.outcome != "passed":
         return report
     if bench.bench_only:
         report.result = []
     for index, path in enumerate(bench.settings.samples):
-        node = BenchFile.from_parent(collector, path=path.resolve(), nodeid=_file_nodeid(collector.config, path))
-        node.bench, node.index = bench, index
-        report.result.append(node)
+        if not collector.isinitpath(path):
+            node = BenchFile.from_parent(collector, path=path, nodeid=_file_nodeid(collector.config, path))
+            node.bench, node.index = bench, index
+            report.result.append(node)
     return report
 
 
 def _file_nodeid(config: pytest.Config, path: Path) -> str:
-    try:
-        return path.resolve().relative_to(config.rootpath).as_posix()
-    except ValueError:
-        return path.name
+    """Relative to the rootdir (with `..` outside it), so the printed node id works when passed back."""
+    return Path(os.path.relpath(path.resolve(), config.rootpath)).as_posix()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    bench = _bench(session.config)
-    if bench is not None and bench.role == "local":
+    bench = bench_session(session.config)
+    if bench is None:
+        return
+    bench.plan_indexes(session.items)
+    if bench.role == "local":
         bench.expect(item.nodeid for item in session.items if isinstance(item, BenchItem))
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    """Records travel on reports: the call's record, or an error record for a failed set-up."""
     report = yield
-    if isinstance(item, BenchItem) and call.when == "call" and RECORD_KEY in item.stash:
+    if not isinstance(item, BenchItem):
+        return report
+    if call.when == "call" and RECORD_KEY in item.stash:
         report.retrieval_bench_record = item.stash[RECORD_KEY]
+    elif call.when == "setup" and report.failed:
+        message = (report.longreprtext or "set-up failed").strip().splitlines()
+        report.retrieval_bench_record = item.bench.setup_failure_record(item.sample, item.arm_name, message[-1] if message else "set-up failed")
+    elif call.when == "setup" and report.skipped and item.sample.skip_reason:
+        report.retrieval_bench_record = {"sample_id": item.sample.id, "arm": item.arm_name, "skipped": item.sample.skip_reason}
+    if call.when == "setup":
+        report.retrieval_bench_setup = item.bench.store.drain_events()
     return report
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
     record = getattr(report, "retrieval_bench_record", None)
     if record is not None and report.when == "call" and report.passed:
-        word = outcome_word(record)
-        return "passed", word[0].lower() if word != "HIT" else ".", word
+        return status_of(record)
     return None
 
 
@@ -150,9 +181,12 @@ class RecordCollector:
         self.bench = bench
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.bench.snapshot_setups.extend(getattr(report, "retrieval_bench_setup", None) or ())
         record = getattr(report, "retrieval_bench_record", None)
         if record is not None:
             self.bench.add_record(record)
+        elif report.skipped:
+            self.bench.add_skipped(report.nodeid)
         elif report.failed:
             reason = (report.longreprtext or "").strip().splitlines()
             self.bench.add_lost(report.nodeid, reason[-1] if reason else f"{report.when} failed")
@@ -174,17 +208,18 @@ def pytest_json_runtest_metadata(item: pytest.Item, call: pytest.CallInfo[None])
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session) -> Generator[None, Any, Any]:
-    bench = _bench(session.config)
+    bench = bench_session(session.config)
     try:
         return (yield)
     finally:
         if bench is not None and bench.role != "worker":
             bench.finish()
             session.testsfailed += len(bench.failures)
+            add_failures_to_summary(session.config, bench.failures)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    bench = _bench(config)
-    if bench is not None and bench.role != "worker" and bench.report is not None:
-        for line in summary_lines(bench):
-            terminalreporter.write_line(line)
+    bench = bench_session(config)
+    if bench is not None and bench.role != "worker" and bench.writes_outputs:
+        for line, markup in summary_lines(bench):
+            terminalreporter.write_line(line, **markup)

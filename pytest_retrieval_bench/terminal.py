@@ -1,11 +1,91 @@
-"""What the terminal shows: a header line, a status word per item, a compact table per arm."""
+"""What the terminal shows: a header line, snapshot progress, a status per item, a table per arm,
+and the run's own failures (gate, baseline update, writes) in pytest's final summary line."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generator
+
+import pytest
+from _pytest._code.code import ReprFileLocation, TerminalRepr
 
 if TYPE_CHECKING:
     from pytest_retrieval_bench.bench.session import BenchSession
+
+#: word -> (category, short letter): distinct letters, documented in the README
+STATUS_LETTERS = {"HIT": ".", "MISS": "m", "ABSTAIN": "a", "ANSWER": "n"}
+_NEW_LINE = Path("<retrieval-bench: next snapshot>")  # never a test file: makes pytest start a line
+
+
+class MessageRepr(TerminalRepr):
+    """A failure shown as one message, which pytest's short summary also shows (`FAILED id - message`)."""
+
+    def __init__(self, message: str, path: str, line: int | None = None):
+        self.message = message
+        self.reprcrash = ReprFileLocation(path, line or 0, message)
+
+    def toterminal(self, tw: Any) -> None:
+        tw.line(self.message)
+
+
+def status_of(record: dict[str, Any]) -> tuple[str, str, str]:
+    """pytest's (category, letter, word) for a passed bench item."""
+    word = outcome_word(record)
+    return "passed", STATUS_LETTERS[word], word
+
+
+class SnapshotProgress:
+    """Shows which snapshot the run is on without breaking pytest's own progress output.
+
+    Default verbosity (local run): each snapshot starts a line of its own, `<file> snapshot 3/71
+    owner/name@abc1234 ....  [ 40%]`, so pytest's dots and percentage stay intact. `-v`: a line
+    before the snapshot's first item (also under xdist, from the controller). `-q`: nothing.
+    """
+
+    def __init__(self, bench: "BenchSession", config: pytest.Config):
+        self.bench = bench
+        self.config = config
+        self.seen: set[str] = set()
+
+    def _label(self, nodeid: str) -> str | None:
+        key = self.bench.snapshot_of_node(nodeid)
+        if key is None or key in self.seen:
+            return None
+        self.seen.add(key)
+        expected = {self.bench.samples_by_id[sample_id].snapshot_key for sample_id, _ in self.bench.expected if sample_id in self.bench.samples_by_id}
+        total = len(expected) or len(self.bench.index_kinds) or len(self.seen)
+        repo, _, commit = key.rpartition("@")
+        return f"snapshot {len(self.seen)}/{total} {repo}@{commit[:7]}"
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> Generator[None, None, None]:
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        verbosity = self.config.get_verbosity()
+        label = self._label(nodeid) if reporter is not None and verbosity >= 0 else None
+        inline = label is not None and verbosity == 0 and self.bench.role == "local" and getattr(reporter, "showfspath", False)
+        if inline and reporter.currentfspath is not None:
+            reporter.currentfspath = _NEW_LINE
+        elif label is not None and verbosity > 0:
+            reporter.ensure_newline()
+            if self.bench.role == "local":
+                reporter.write(f"retrieval-bench: {label}")  # pytest ends the line before the item's own
+            else:
+                reporter.write_line(f"retrieval-bench: {label}")
+        result = yield
+        if inline:
+            reporter.write(f"{label} ")
+        return result
+
+
+def add_failures_to_summary(config: pytest.Config, failures: list[str]) -> None:
+    """The run's own failures count in pytest's final line ("1 failed") and its short summary."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return
+    for number, failure in enumerate(failures, start=1):
+        report = pytest.TestReport(nodeid=f"retrieval-bench::session[{number}]", location=("retrieval-bench", None, "retrieval-bench session"),
+                                   keywords={}, outcome="failed", longrepr=MessageRepr(f"retrieval-bench: {failure}", "retrieval-bench"), when="call")
+        reporter.stats.setdefault("failed", []).append(report)
 
 
 def outcome_word(record: dict[str, Any]) -> str:
@@ -30,7 +110,33 @@ def _fmt(value: Any) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def summary_lines(bench: "BenchSession") -> list[str]:
+def summary_lines(bench: "BenchSession") -> list[tuple[str, dict[str, bool]]]:
+    """The summary block, each line with its terminal markup (failures red, partial yellow)."""
+    lines: list[tuple[str, dict[str, bool]]] = [(line, {}) for line in _table_lines(bench)]
+    setups = bench.snapshot_setups
+    if setups:
+        built = [event for event in setups if event["source"] == "built"]
+        seconds = sum(event["seconds"] for event in built)
+        lines.append((f"retrieval-bench: {len({event['snapshot'] for event in setups})} snapshots set up: {len(built)} indexes built "
+                      f"({seconds:.2f} s), {len(setups) - len(built)} loaded from cache", {}))
+    partial = (bench.report or {}).get("partial")
+    if partial:
+        shown = ", ".join(partial["not_run"][:10]) + (" ..." if len(partial["not_run"]) > 10 else "")
+        lines.append((f"retrieval-bench: PARTIAL report: {len(partial['not_run'])} selected sample x arm item(s) did not run "
+                      f"(deselected, stopped early, interrupted or lost): {shown}", {"yellow": True, "bold": True}))
+    for failure in bench.failures:
+        lines.append((f"retrieval-bench: {failure}", {"red": True, "bold": True}))
+    if bench.updated_baseline:
+        lines.append((f"baseline updated: {bench.settings.baseline}", {}))
+    report = bench.report or {}
+    if report.get("missing"):
+        lines.append((f"samples with no record: {', '.join(report['missing'])}", {}))
+    if bench.settings.report is not None and bench.report_bytes is not None and not any(f.startswith("cannot write the report") for f in bench.failures):
+        lines.append((f"report written to {bench.settings.report}", {}))
+    return lines
+
+
+def _table_lines(bench: "BenchSession") -> list[str]:
     report = bench.report or {}
     overall = report.get("summary", {}).get("all", {})
     limit = bench.settings.limit
@@ -68,12 +174,4 @@ def summary_lines(bench: "BenchSession") -> list[str]:
                 lines.append(f"    REGRESSED {change['id']} ({change['repo']}): {change['why']}")
             for change in changes["improvements"][:20]:
                 lines.append(f"    improved  {change['id']} ({change['repo']}): {change['why']}")
-    for failure in bench.failures:
-        lines.append(f"retrieval-bench: {failure}")
-    if bench.updated_baseline:
-        lines.append(f"baseline updated: {bench.settings.baseline}")
-    if report.get("missing"):
-        lines.append(f"samples with no record: {', '.join(report['missing'])}")
-    if bench.settings.report is not None:
-        lines.append(f"report written to {bench.settings.report}")
     return lines

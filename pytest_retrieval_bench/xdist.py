@@ -1,7 +1,8 @@
 """Controller-side xdist hooks, registered only when xdist distributes this run.
 
 Workers get the controller's temporary base directory (so one rmtree removes every private
-copy, whichever worker made it) and whether the bench runs alone; the controller learns from
+copy, whichever worker made it), the samples files the controller chose and whether the bench
+runs alone; the controller learns from
 each worker's collection which (sample, arm) items to expect, to list the ones that never report.
 
 Under `--dist loadgroup` the controller schedules bench items by snapshot itself: xdist's
@@ -29,14 +30,13 @@ def snapshot_scheduler(config: Any, log: Any, group_of: Callable[[str], str | No
 
 
 class ControllerHooks:
-    def __init__(self, bench: BenchSession, base_key: str, bench_only_key: str):
+    def __init__(self, bench: BenchSession, workerinput: dict[str, Any]):
         self.bench = bench
-        self.base_key = base_key
-        self.bench_only_key = bench_only_key
+        self.workerinput = workerinput
 
     def pytest_configure_node(self, node: Any) -> None:
-        node.workerinput[self.base_key] = str(self.bench.base_dir)
-        node.workerinput[self.bench_only_key] = self.bench.bench_only
+        """Each worker gets the base directory, the samples files and whether the bench runs alone."""
+        node.workerinput.update(self.workerinput)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
         self.bench.expect(ids)

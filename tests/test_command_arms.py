@@ -24,7 +24,7 @@ from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.corpus.tree import read_directory
 from pytest_retrieval_bench.errors import ArmError, BenchError, InputError
 from pytest_retrieval_bench.report.registration import arm_identity
-from pytest_retrieval_bench.bench.run import run_item
+from pytest_retrieval_bench.bench.run import run_arm
 from pytest_retrieval_bench.samples.model import Sample
 
 STUB = Path(__file__).resolve().parent.parent / "testdata" / "stubs" / "corvint_stub.py"
@@ -396,7 +396,7 @@ def test_through_the_runner(tmp_path: Path, snapshot: Any) -> None:
         sample = Sample(id="s9", task_type="code2test", repo=REPO, base_commit=COMMIT, query={}, query_text="q" * 50,
                         gold_files=("src/app.py",), given_files=("README.md",), hard_negatives=(), no_gold=False,
                         organic=False, changed_file=None, source="x", line=1)
-        record = run_item(sample, echo_arm(max_query_chars=20, cache_probe="src"), store, 5)
+        record = run_arm(sample, echo_arm(max_query_chars=20, cache_probe="src"), store, 5)
     finally:
         copies.cleanup()
         copies.restore_signals()

@@ -21,7 +21,7 @@ from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.corpus.tree import read_directory
 from pytest_retrieval_bench.errors import ArmError
 from pytest_retrieval_bench.report.registration import arm_identity
-from pytest_retrieval_bench.bench.run import run_item
+from pytest_retrieval_bench.bench.run import run_arm
 from pytest_retrieval_bench.samples.model import Sample
 
 STUB = Path(__file__).resolve().parent.parent / "testdata" / "stubs" / "corvint_stub.py"
@@ -144,7 +144,7 @@ def test_query_sees_the_2000_character_prefix(snapshot: Any, corvint: str, tmp_p
     assert arm.max_query_chars == 2000
     writer = capture_for(tmp_path, arm)
     text = '{"q": "' + "w" * 4991 + '"}'
-    record = run_item(sample(text), arm, store(tree, copies), 20)
+    record = run_arm(sample(text), arm, store(tree, copies), 20)
     assert record["error"] is None
     assert (record["query_chars"], record["query_truncated"]) == (5000, True)
     arm.retrieve(request(snapshot, text))  # called directly, the arm bounds the text itself
@@ -186,7 +186,7 @@ def test_query_timeout_is_an_error(snapshot: Any, corvint: str) -> None:
 
 
 def test_a_runner_error_is_never_an_abstention(tree: Path, copies: PrivateCopies, corvint: str) -> None:
-    record = run_item(sample('"STUB:EXIT3"'), QueryArm(corvint), store(tree, copies), 20)
+    record = run_arm(sample('"STUB:EXIT3"'), QueryArm(corvint), store(tree, copies), 20)
     assert record["error"].startswith("exited with status 3")
     assert record["abstained"] is False and record["selective_success"] is False
 
@@ -239,7 +239,7 @@ def test_impact_ranks_evidence_minus_the_changed_file(snapshot: Any, corvint: st
 def test_impact_needs_a_changed_file(snapshot: Any, corvint: str, tree: Path, copies: PrivateCopies) -> None:
     with pytest.raises(ArmError, match="^no changed_file in query$"):
         ImpactArm(corvint).retrieve(request(snapshot, changed=None))
-    assert run_item(sample("x", changed=None), ImpactArm(corvint), store(tree, copies), 20)["error"] == "no changed_file in query"
+    assert run_arm(sample("x", changed=None), ImpactArm(corvint), store(tree, copies), 20)["error"] == "no changed_file in query"
 
 
 def test_impact_refuses_a_limit_above_50(snapshot: Any, corvint: str, tmp_path: Path) -> None:
@@ -338,7 +338,7 @@ def test_affected_copy_left_dirty_is_an_error(snapshot: Any, corvint: str, monke
 
 
 def test_affected_through_the_runner(tree: Path, copies: PrivateCopies, corvint: str) -> None:
-    record = run_item(sample("x"), AffectedArm(corvint), store(tree, copies), 20)
+    record = run_arm(sample("x"), AffectedArm(corvint), store(tree, copies), 20)
     assert record["error"] is None
     assert record["ranking"] == ["tests/test_app.py", "tests/test_util.py"]
     assert (record["state"], record["cache_state"], record["metrics"]["hit@5"]) == ("BOUNDED", "COLD_UNIQUE", 1.0)

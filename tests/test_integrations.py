@@ -85,17 +85,6 @@ def pytest_retrieval_bench_arms(config):
     assert "| reversed vs grep | recall@10 |" in text and "| reversed vs grep | mrr@k |" in text
 
 
-def test_progress_lines_once_per_snapshot_and_none_when_quiet(pytester: pytest.Pytester) -> None:
-    cache = pytester.path / "cache"
-    normal = pytester.runpytest_subprocess(*_args("--bench-arms=grep,bm25:all", f"--bench-cache-dir={cache}"))
-    lines = [line for line in normal.outlines if line.startswith("retrieval-bench: ") and "index" in line]
-    assert len(lines) == 3 and all("building the lexical index" in line for line in lines)
-    warm = pytester.runpytest_subprocess(*_args("--bench-arms=grep,bm25:all", f"--bench-cache-dir={cache}"))
-    assert len([line for line in warm.outlines if "lexical index loaded from cache" in line]) == 3
-    quiet = pytester.runpytest_subprocess(*_args("--bench-arms=grep", f"--bench-cache-dir={cache}", "-q"))
-    assert not [line for line in quiet.outlines if line.startswith("retrieval-bench: ") and "index" in line]
-
-
 def test_an_arm_from_an_entry_point(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     site = pytester.mkdir("site")
     (site / "teamarm.py").write_text(

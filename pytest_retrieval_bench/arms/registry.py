@@ -19,13 +19,18 @@ def builtin_arms() -> dict[str, Arm]:
     return {arm.name: arm for arm in arms}
 
 
-def select_arms(requested: Iterable[str], available: dict[str, Arm], option: str = "--bench-arms") -> list[str]:
-    """Expand aliases, keep first-mention order, refuse unknown names with the known ones listed."""
+def select_arms(requested: Iterable[str], available: dict[str, Arm], option: str = "--bench-arms",
+                extra_aliases: dict[str, tuple[str, ...]] | None = None) -> list[str]:
+    """Expand aliases, keep first-mention order, refuse unknown names with the known ones listed.
+
+    `extra_aliases` maps a parametrized fixture arm's name to its variants (`dense` selects them all).
+    """
+    aliases = {**(extra_aliases or {}), **ALIASES}
     names: list[str] = []
     for entry in requested:
-        for name in ALIASES.get(entry, (entry,)):
+        for name in aliases.get(entry, (entry,)):
             if name not in available:
-                known = ", ".join(sorted([*available, *ALIASES]))
+                known = ", ".join(sorted([*available, *aliases]))
                 raise BenchError(f"unknown arm {name!r} in {option} (known: {known})")
             if name not in names:
                 names.append(name)

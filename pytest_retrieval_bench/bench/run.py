@@ -11,15 +11,24 @@ from typing import Any, Callable
 
 from pytest_retrieval_bench.samples import metrics as format_metrics
 from pytest_retrieval_bench.arms.base import Answer, Arm, Request
+from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import ArmError, SnapshotError
 from pytest_retrieval_bench.scoring.metrics import positive_metrics, rank_of_first_gold, scored_ranking, selective_success, zero_metrics
 from pytest_retrieval_bench.samples.model import Sample
 
 
+def as_answer(result: Any) -> Answer:
+    """An arm's return value as an Answer: an Answer, or a ranking (a list or tuple of paths)."""
+    if isinstance(result, Answer):
+        return result
+    if isinstance(result, (list, tuple)):
+        return Answer(ranking=list(result))
+    raise ArmError(f"arm returned {type(result).__name__}, expected pytest_retrieval_bench.Answer or a list of paths")
+
+
 def _validate(answer: Any, snapshot_paths: frozenset[str]) -> Answer:
-    if not isinstance(answer, Answer):
-        raise ArmError(f"arm returned {type(answer).__name__}, expected pytest_retrieval_bench.Answer")
+    answer = as_answer(answer)
     for entry in answer.ranking:
         if not isinstance(entry, str):
             raise ArmError(f"ranking entry {entry!r} is not a path string")
@@ -28,40 +37,60 @@ def _validate(answer: Any, snapshot_paths: frozenset[str]) -> Answer:
     return answer
 
 
-def run_item(sample: Sample, arm: Arm, store: SnapshotStore, limit: int) -> dict[str, Any]:
-    """Everything SPEC 4 records for one sample x arm; `error` is set instead of raising."""
-    max_chars = getattr(arm, "max_query_chars", None)
-    query_text = sample.query_text[:max_chars] if max_chars else sample.query_text
+def make_request(sample: Sample, snapshot: Snapshot, limit: int, max_query_chars: int | None) -> Request:
+    """What the arm sees of a sample: its query (cut to the arm's bound), never its gold."""
+    query_text = sample.query_text[:max_query_chars] if max_query_chars else sample.query_text
+    return Request(sample_id=sample.id, task_type=sample.task_type, repo=sample.repo, base_commit=sample.base_commit,
+                   query=sample.query, query_text=query_text, changed_file=sample.changed_file, k=limit, snapshot=snapshot)
+
+
+def run_item(sample: Sample, arm_name: str, request: Request, snapshot: Snapshot, limit: int, call: Callable[[], Any]) -> dict[str, Any]:
+    """Everything SPEC 4 records for one sample x arm; `error` is set instead of raising.
+
+    Only `call()` (the arm) is timed: the snapshot and its indexes were set up before.
+    """
     record: dict[str, Any] = {
         "sample_id": sample.id,
-        "arm": arm.name,
+        "arm": arm_name,
         "query_chars": len(sample.query_text),
-        "query_truncated": len(query_text) < len(sample.query_text),
+        "query_truncated": len(request.query_text) < len(sample.query_text),
+        "snapshot_sha256": snapshot.files_digest(),
     }
     answer: Answer | None = None
     error: str | None = None
-    read_text: Callable[[str], str | None] | None = None
     started = time.perf_counter()
     try:
-        snapshot = store.get(sample.repo, sample.base_commit)
-        read_text = snapshot.read_text  # format metrics read line counts and line texts
-        record["snapshot_sha256"] = snapshot.files_digest()
-        request = Request(sample_id=sample.id, task_type=sample.task_type, repo=sample.repo, base_commit=sample.base_commit,
-                          query=sample.query, query_text=query_text, changed_file=sample.changed_file, k=limit, snapshot=snapshot)
-        index_kind = getattr(arm, "uses_index", None)
-        if index_kind == "lexical":
-            snapshot.lexical_index()  # index work stays outside the arm's measured time
-        elif index_kind == "chunks":
-            snapshot.chunk_index()
-        store.prepare(arm, snapshot)
-        started = time.perf_counter()
-        answer = _validate(arm.retrieve(request), snapshot.path_set())
+        answer = _validate(call(), snapshot.path_set())
     except SnapshotError as exc:
         error = f"snapshot error: {exc}"
     except Exception as exc:  # an arm's failure is recorded, never an abstention
         error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ArmError) else str(exc)
     record["wall_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
-    return {**record, **score(sample, answer, error, limit, read_text)}
+    return {**record, **score(sample, answer, error, limit, snapshot.read_text)}
+
+
+def run_arm(sample: Sample, arm: Arm, store: SnapshotStore, limit: int) -> dict[str, Any]:
+    """Run an object arm outside pytest items: snapshot, indexes and `prepare` first, untimed."""
+    try:
+        snapshot = store.get(sample.repo, sample.base_commit)
+        index_kind = getattr(arm, "uses_index", None)
+        if index_kind == "lexical":
+            snapshot.lexical_index()
+        elif index_kind == "chunks":
+            snapshot.chunk_index()
+        store.prepare(arm, snapshot)
+    except SnapshotError as exc:
+        return failed_record(sample, arm.name, f"snapshot error: {exc}", limit)
+    except Exception as exc:
+        return failed_record(sample, arm.name, f"{type(exc).__name__}: {exc}", limit)
+    request = make_request(sample, snapshot, limit, getattr(arm, "max_query_chars", None))
+    return run_item(sample, arm.name, request, snapshot, limit, lambda: arm.retrieve(request))
+
+
+def failed_record(sample: Sample, arm_name: str, error: str, limit: int) -> dict[str, Any]:
+    """The record of an item that never reached its arm (its snapshot failed, or it was lost)."""
+    return {"sample_id": sample.id, "arm": arm_name, "wall_ms": 0.0, "query_chars": len(sample.query_text),
+            "query_truncated": False, **score(sample, None, error, limit)}
 
 
 def score(sample: Sample, answer: Answer | None, error: str | None, limit: int,

@@ -6,7 +6,6 @@ reports and write the report; a `worker` runs items and attaches records to its 
 
 from __future__ import annotations
 
-import contextlib
 import re
 from pathlib import Path
 from typing import Any, Iterable
@@ -15,7 +14,7 @@ import orjson
 import pytest
 
 from pytest_retrieval_bench import __version__
-from pytest_retrieval_bench.arms.base import Arm
+from pytest_retrieval_bench.arms.base import Arm, Request
 from pytest_retrieval_bench.arms.discovery import available_arms
 from pytest_retrieval_bench.arms.capture import CaptureError, CaptureWriter
 from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, select_arms
@@ -23,8 +22,10 @@ from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.release import unpack_release_corpus
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
+from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import BenchError, InputError
+from pytest_retrieval_bench.fixture_arms import FixtureArm, find_fixture_arms
 from pytest_retrieval_bench.report.gate import GateRule, check_compatible, compare, parse_rule, sample_change
 from pytest_retrieval_bench.report.markdown import render as render_markdown
 from pytest_retrieval_bench.report.merge import read_report
@@ -32,11 +33,19 @@ from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.options import Settings
 from pytest_retrieval_bench.report.registration import build_registration, check_and_write_registration
 from pytest_retrieval_bench.report.build import build_report, canonical_json, write_atomically
-from pytest_retrieval_bench.bench.run import run_item, score
+from pytest_retrieval_bench.bench.run import failed_record, make_request, run_item
 from pytest_retrieval_bench.samples import LoadedSamples, Sample, load_samples
 from pytest_retrieval_bench.samples.reader import is_release_archive
 
-_NODE_NAME = re.compile(r"::(?P<id>[^:\[\]]+)\[(?P<arm>[^\]]+)\](?:@.*)?$")
+_NODE_NAME = re.compile(r"::(?P<id>[^:\[\]]+)\[(?P<arm>.+)\](?:@[^\]]*)?$")
+
+
+class SnapshotKey(str):
+    """A snapshot key as `bench_snapshot`'s parameter: `--setup-show` prints it short (commit to 7)."""
+
+    def __repr__(self) -> str:
+        repo, _, commit = self.rpartition("@")
+        return f"{repo}@{commit[:7]}"
 
 
 def parse_node_id(nodeid: str) -> tuple[str, str] | None:
@@ -62,13 +71,20 @@ class BenchSession:
         self.samples_by_id: dict[str, Sample] = {sample.id: sample for loaded in self.loaded for sample in loaded.samples}
         self.arms: dict[str, Arm] = self._available_arms()
         try:
-            self.arm_names = select_arms(settings.arms or BUILTIN_ARMS, self.arms)
-            self.baselines = select_arms(settings.baseline_arms, self.arms, "--bench-baseline-arms") if settings.baseline_arms else list(BUILTIN_ARMS)
+            variants = variant_aliases(self.arms)
+            self.arm_names = select_arms(settings.arms or BUILTIN_ARMS, self.arms, extra_aliases=variants)
+            self.baselines = select_arms(settings.baseline_arms, self.arms, "--bench-baseline-arms", variants) if settings.baseline_arms else list(BUILTIN_ARMS)
         except BenchError as error:
             raise pytest.UsageError(str(error)) from error
         self.records: dict[tuple[str, str], dict[str, Any]] = {}
         self.expected: set[tuple[str, str]] = set()
         self.lost: dict[tuple[str, str], str] = {}
+        self.skipped_items: set[tuple[str, str]] = set()
+        self.index_kinds: dict[str, set[str]] = {}
+        self.snapshot_setups: list[dict[str, Any]] = []
+        self._snapshot_keys = sorted({sample.snapshot_key for sample in self.samples_by_id.values()})
+        self._snapshot_params = {key: SnapshotKey(key) for key in self._snapshot_keys}
+        self._snapshot_ordinals = {key: number for number, key in enumerate(self._snapshot_keys)}
         self.report: dict[str, Any] | None = None
         self.report_bytes: bytes | None = None
         self.updated_baseline = False
@@ -78,7 +94,8 @@ class BenchSession:
         self.copies = PrivateCopies(base_dir / "copies", owned_root=base_dir if owns_base else None)
         self.base_dir = base_dir
         self.owns_base = owns_base
-        self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache(), progress=self._progress)
+        self._require_snapshot_source()
+        self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache())
         self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION,
                                                config.rootpath, content_digests=role != "worker")
         self.failures: list[str] = []
@@ -155,22 +172,47 @@ class BenchSession:
                 resolver.lazy_corpus_dirs.append(lambda a=archive, d=digest: unpack_release_corpus(a, d, self.cache_dir()))
         return resolver
 
-    def _progress(self, line: str) -> None:
-        """One line per snapshot index built or loaded; shown even while an item's output is captured."""
-        if self.config.get_verbosity() < 0 or self.role == "worker":
+    def _require_snapshot_source(self) -> None:
+        """A samples file without a corpus of its own needs --bench-corpus, --bench-snapshot or --bench-repos."""
+        settings = self.settings
+        if settings.corpus or settings.snapshots or settings.repos:
             return
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        capture = self.config.pluginmanager.get_plugin("capturemanager")
-        if reporter is None:
-            return
-        with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
-            reporter.ensure_newline()
-            reporter.write_line(line)
+        for loaded in self.loaded:
+            if loaded.samples and not is_release_archive(loaded.path) and not loaded.snapshots:
+                raise pytest.UsageError(f"{loaded.path}: no snapshot source for its samples; give --bench-corpus DIR, "
+                                        f"--bench-snapshot OWNER/NAME@COMMIT=PATH or --bench-repos DIR")
 
     # -- collection ---------------------------------------------------------------------------
+    def samples_index(self, path: Path) -> int | None:
+        """Which loaded samples file `path` is (None when it is not one of this run's)."""
+        resolved = path.resolve()
+        for index, loaded in enumerate(self.loaded):
+            if loaded.path.resolve() == resolved:
+                return index
+        return None
+
     def selected_samples(self, index: int) -> list[Sample]:
         """A file's samples in snapshot order, so one snapshot's items run together."""
         return sorted(self.loaded[index].samples, key=lambda s: (s.repo, s.base_commit, s.id))
+
+    def snapshot_param(self, key: str) -> str:
+        """One str object per snapshot key: pytest compares a session fixture's param by identity too."""
+        return self._snapshot_params[key]
+
+    def snapshot_ordinal(self, key: str) -> int:
+        return self._snapshot_ordinals[key]
+
+    def plan_indexes(self, items: Iterable[Any]) -> None:
+        """Which index kinds each snapshot's selected items use, so set-up builds only those."""
+        self.index_kinds = {}
+        for item in items:
+            sample, arm_name = getattr(item, "sample", None), getattr(item, "arm_name", None)
+            if sample is None or arm_name is None:
+                continue
+            kinds = self.index_kinds.setdefault(sample.snapshot_key, set())
+            kind = getattr(self.arms[arm_name], "uses_index", None)
+            if kind:
+                kinds.add(kind)
 
     def expect(self, nodeids: Iterable[str]) -> None:
         for nodeid in nodeids:
@@ -187,13 +229,37 @@ class BenchSession:
         return sample.snapshot_key if sample else None
 
     # -- running ------------------------------------------------------------------------------
-    def run(self, sample: Sample, arm: str) -> dict[str, Any]:
-        if sample.skip_reason:
-            return {"sample_id": sample.id, "arm": arm, "skipped": sample.skip_reason}
-        record = run_item(sample, self.arms[arm], self.store, self.settings.limit)
+    def open_snapshot(self, key: str) -> Snapshot:
+        """Set-up of one snapshot: read it, and build or load the indexes its selected arms use."""
+        repo, _, commit = key.rpartition("@")
+        return self.store.open(repo, commit, self.index_kinds.get(key, set()))
+
+    def release_snapshot(self, key: str) -> None:
+        self.store.release(key)
+
+    def load_snapshot(self, key: str) -> Snapshot:
+        """A snapshot for an ordinary test, read apart from the store's current one."""
+        repo, _, commit = key.rpartition("@")
+        snapshot = self.store.resolver.load(repo, commit)
+        snapshot.index_loader = self.store._indexes
+        snapshot.directory_provider = self.copies.get
+        return snapshot
+
+    def make_request(self, sample: Sample, arm_name: str, snapshot: Snapshot) -> Request:
+        return make_request(sample, snapshot, self.settings.limit, getattr(self.arms[arm_name], "max_query_chars", None))
+
+    def prepare_arm(self, arm: Any, snapshot: Snapshot) -> None:
+        self.store.prepare(arm, snapshot)
+
+    def run(self, sample: Sample, arm_name: str, request: Request, snapshot: Snapshot, call: Any) -> dict[str, Any]:
+        record = run_item(sample, arm_name, request, snapshot, self.settings.limit, call)
         if self.capture is not None:
             self.capture.flush()  # disk writes stay outside the measured wall time
         return record
+
+    def setup_failure_record(self, sample: Sample, arm_name: str, message: str) -> dict[str, Any]:
+        """An item whose set-up failed (its snapshot, an arm fixture, `prepare`) is an arm error."""
+        return failed_record(sample, arm_name, message, self.settings.limit)
 
     def regression(self, record: dict[str, Any]) -> str | None:
         """With --bench-fail-regressed: why this item regressed against the baseline, if it did."""
@@ -215,6 +281,11 @@ class BenchSession:
     def add_record(self, record: dict[str, Any]) -> None:
         self.records[(record["sample_id"], record["arm"])] = record
 
+    def add_skipped(self, nodeid: str) -> None:
+        parsed = parse_node_id(nodeid)
+        if parsed:
+            self.skipped_items.add(parsed)
+
     def add_lost(self, nodeid: str, reason: str) -> None:
         parsed = parse_node_id(nodeid)
         if parsed and parsed not in self.records:
@@ -223,6 +294,8 @@ class BenchSession:
     # -- the end ------------------------------------------------------------------------------
     def start(self) -> None:
         """Before any arm runs: the registration sidecar (a differing one is refused)."""
+        if not self.writes_outputs:
+            return
         if self.settings.report is not None:
             try:
                 check_and_write_registration(self.settings.report, self.registration, self.settings.replace_registration)
@@ -243,14 +316,25 @@ class BenchSession:
         for arm in programs:
             arm.capture = self.capture  # type: ignore[attr-defined]
 
-    def finish(self) -> dict[str, Any]:
+    @property
+    def writes_outputs(self) -> bool:
+        """`--co`, `--setup-only` and `--setup-plan` run no arm, so they write nothing at all."""
+        option = self.config.option
+        return not (getattr(option, "collectonly", False) or getattr(option, "setuponly", False) or getattr(option, "setupplan", False))
+
+    def not_run(self, records: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
+        """Every selected `id[arm]` without a record, skipped arms aside: the report is then partial."""
+        return sorted(f"{sample.id}[{arm}]" for loaded in self.loaded for sample in loaded.samples for arm in self.arm_names
+                      if not sample.skip_reason and (sample.id, arm) not in records and (sample.id, arm) not in self.skipped_items)
+
+    def finish(self) -> dict[str, Any] | None:
+        if not self.writes_outputs:
+            return None
         samples = self.samples_by_id
         records = dict(self.records)
         for key, reason in sorted(self.lost.items()):
             if key not in records and key[0] in samples:
-                sample = samples[key[0]]
-                records[key] = {"sample_id": key[0], "arm": key[1], "wall_ms": 0.0, "query_chars": len(sample.query_text),
-                                "query_truncated": False, **score(sample, None, f"lost: {reason}", self.settings.limit)}
+                records[key] = failed_record(samples[key[0]], key[1], f"lost: {reason}", self.settings.limit)
         missing = sorted({sample_id for sample_id, arm in self.expected if (sample_id, arm) not in records})
         problems = [str(problem) for loaded in self.loaded for problem in loaded.problems]
         self.report = build_report(
@@ -262,6 +346,7 @@ class BenchSession:
             with_folds=bool(self.settings.fold_map),
             problems=problems,
             missing=missing,
+            not_run=self.not_run(records),
         )
         if self.baseline is not None:
             # compare the run as it will be written (rounded), exactly as a later rerun would see it
@@ -294,12 +379,11 @@ class BenchSession:
     def _update_baseline(self, records: dict[tuple[str, str], dict[str, Any]]) -> None:
         """Only a complete, error-free run may become the baseline every later run is gated on."""
         errors = sum(1 for record in records.values() if record.get("error"))
-        absent = [(sample.id, arm) for loaded in self.loaded for sample in loaded.samples for arm in self.arm_names
-                  if (sample.id, arm) not in records and not sample.skip_reason]
+        absent = (self.report or {}).get("partial") or {}
         if errors:
             self.failures.append(f"--bench-update-baseline refused: {errors} arm error(s) in this run; the baseline was not changed")
         elif absent:
-            self.failures.append(f"--bench-update-baseline refused: {len(absent)} selected sample x arm item(s) did not run "
+            self.failures.append(f"--bench-update-baseline refused: {len(absent['not_run'])} selected sample x arm item(s) did not run "
                                  f"(deselected with -k, stopped early or interrupted); the baseline was not changed")
         elif self.settings.baseline is not None:
             self._write(self.settings.baseline, self.report_bytes, "the baseline")
@@ -314,7 +398,21 @@ class BenchSession:
 def configured_arms(config: pytest.Config, settings: Settings) -> dict[str, Arm]:
     """Every arm this configuration defines (raises BenchError for a bad declaration)."""
     pyproject = config.inipath if config.inipath and config.inipath.name == "pyproject.toml" else config.rootpath / "pyproject.toml"
-    return available_arms(pyproject, settings.command_arms, config.hook.pytest_retrieval_bench_arms(config=config))
+    arms = available_arms(pyproject, settings.command_arms, config.hook.pytest_retrieval_bench_arms(config=config))
+    for arm in find_fixture_arms(config.pluginmanager.get_plugins()):
+        if arm.name in arms:
+            raise BenchError(f"fixture arm {arm.name!r} has the name of an arm defined elsewhere")
+        arms[arm.name] = arm  # type: ignore[assignment]
+    return arms
+
+
+def variant_aliases(arms: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """A parametrized fixture arm's name selects all of its variants."""
+    aliases: dict[str, list[str]] = {}
+    for name, arm in arms.items():
+        if isinstance(arm, FixtureArm) and arm.variant_id is not None:
+            aliases.setdefault(arm.base_name, []).append(name)
+    return {base: tuple(names) for base, names in aliases.items()}
 
 
 def summarize_reports(config: pytest.Config, settings: Settings) -> int:

@@ -7,7 +7,8 @@ each of its items fails fast with the same message.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import time
+from typing import Any, Iterable
 
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
@@ -18,11 +19,12 @@ from pytest_retrieval_bench.index.cache import IndexCache
 
 
 class SnapshotStore:
-    def __init__(self, resolver: SnapshotResolver, copies: PrivateCopies, cache: IndexCache | None, progress: Callable[[str], None] = lambda _: None):
+    def __init__(self, resolver: SnapshotResolver, copies: PrivateCopies, cache: IndexCache | None):
         self.resolver = resolver
         self.copies = copies
         self.cache = cache
-        self.progress = progress
+        #: index work done since the last `drain_events()`: {snapshot, kind, source, seconds}
+        self.events: list[dict[str, Any]] = []
         self._current: Snapshot | None = None
         self._failures: dict[str, str] = {}
         self._prepared: set[tuple[str, str]] = set()
@@ -41,11 +43,7 @@ class SnapshotStore:
         if self._current is not None and self._current.key == key:
             return self._current
         if self._current is not None:
-            released = self._current.key
-            self.copies.release(released)
-            # its private copy is gone: a later visit must prepare the new copy again
-            self._prepared = {entry for entry in self._prepared if entry[1] != released}
-            self._current = None
+            self.release(self._current.key)
         try:
             snapshot = self.resolver.load(repo, commit)
         except SnapshotError as error:
@@ -56,6 +54,24 @@ class SnapshotStore:
         self._current = snapshot
         return snapshot
 
+    def release(self, key: str) -> None:
+        """Drop a snapshot: its private copy is removed, so a later visit prepares a new one."""
+        self.copies.release(key)
+        self._prepared = {entry for entry in self._prepared if entry[1] != key}
+        if self._current is not None and self._current.key == key:
+            self._current = None
+
+    def open(self, repo: str, commit: str, index_kinds: Iterable[str]) -> Snapshot:
+        """Load a snapshot and build (or load) the indexes its selected arms use."""
+        snapshot = self.get(repo, commit)
+        for kind in sorted(index_kinds):
+            snapshot.lexical_index() if kind == "lexical" else snapshot.chunk_index()
+        return snapshot
+
+    def drain_events(self) -> list[dict[str, Any]]:
+        events, self.events = self.events, []
+        return events
+
     def _indexes(self, snapshot: Snapshot, kind: str) -> LexicalIndex | ChunkIndex:
         """One kind of index ("lexical" or "chunks"), from the cache when it holds a sound entry.
 
@@ -63,20 +79,25 @@ class SnapshotStore:
         """
         if kind == "chunks" and snapshot.chunk_rows is None:
             return ChunkIndex.of_files(snapshot.lexical_index())
+        started = time.perf_counter()
         digest = snapshot.content_digest()
         if self.cache is not None:
             cached = self.cache.load(digest, kind)
             if cached is not None:
-                self.progress(f"retrieval-bench: {snapshot.key}: {kind} index loaded from cache")
+                self._event(snapshot, kind, "cache", started)
                 return cached
-        self.progress(f"retrieval-bench: {snapshot.key}: building the {kind} index of {len(snapshot.texts)} text files")
         if kind == "lexical":
             index: LexicalIndex | ChunkIndex = LexicalIndex.build(snapshot.text_files())
         else:
             index = ChunkIndex.build(snapshot.chunk_rows or [])
         if self.cache is not None:
             self.cache.store(digest, kind, index)
+        self._event(snapshot, kind, "built", started)
         return index
+
+    def _event(self, snapshot: Snapshot, kind: str, source: str, started: float) -> None:
+        self.events.append({"snapshot": snapshot.key, "kind": kind, "source": source, "files": len(snapshot.texts),
+                            "seconds": round(time.perf_counter() - started, 3)})
 
     def close(self) -> None:
         self._current = None

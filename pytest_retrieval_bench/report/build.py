@@ -212,9 +212,14 @@ def build_report(
     with_folds: bool,
     problems: Sequence[str] = (),
     missing: Sequence[str] = (),
+    not_run: Sequence[str] = (),
     labels_override: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The whole report as plain data. `records` may come in any order; output never depends on it."""
+    """The whole report as plain data. `records` may come in any order; output never depends on it.
+
+    `not_run` lists the selected `id[arm]` items that have no record (deselected, stopped early,
+    interrupted, lost): the report is then partial, and says so in `partial`.
+    """
     labels: dict[str, dict[str, Any]] = dict(labels_override or {})
     for sample in samples:
         labels[sample.id] = sample.labels()
@@ -259,5 +264,6 @@ def build_report(
         "skipped": dict(skipped),
         "problems": list(problems),
         "missing": sorted(missing),
+        "partial": {"not_run": sorted(not_run)} if not_run else None,
         "snapshots": dict(sorted(snapshots.items())),
     }

@@ -42,6 +42,7 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
     snapshots: dict[str, str] = {}
     merged_from = []
     problems: list[str] = []
+    not_run: set[str] = set()
     for path, report in reports:
         if samples_digests(report) != digests:
             raise BenchError(f"{path}: samples digest {samples_digests(report)} differs from {first_path}'s {digests}: reports over different samples cannot be merged")
@@ -50,6 +51,7 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
         merged_from.append({"path": str(path), "samples_sha256": digests, "arms": report["registration"].get("arms", [])})
         snapshots.update(report.get("snapshots", {}))
         problems.extend(p for p in report.get("problems", []) if p not in problems)
+        not_run.update((report.get("partial") or {}).get("not_run", []))
         for entry in report["details"]:
             labels[entry["id"]] = {key: entry[key] for key in LABEL_KEYS if key in entry}
             if entry.get("skipped"):
@@ -67,5 +69,12 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
         limit=int(limit or 20),
         with_folds=any(label.get("partition", "unassigned") != "unassigned" for label in labels.values()),
         problems=problems,
+        not_run=sorted(item for item in not_run if not _has_record(item, records)),
         labels_override=labels,
     )
+
+
+def _has_record(item: str, records: dict[tuple[str, str], dict[str, Any]]) -> bool:
+    """Whether a merged input recorded the `id[arm]` another input listed as not run."""
+    sample_id, _, arm = item.partition("[")
+    return (sample_id, arm[:-1]) in records
