@@ -6,6 +6,8 @@ Run it beside the grep baseline on the bundled synthetic bench:
         --bench-corpus=testdata/release/corpus/synthetic_v1 --bench-arms=example,grep
 """
 
+import pytest
+
 from pytest_retrieval_bench import Answer, Request
 
 
@@ -19,5 +21,6 @@ class FileNameArm:
         return Answer(ranking=named)  # nothing named: an empty ranking, i.e. an abstention
 
 
+@pytest.hookimpl(optionalhook=True)  # the conftest still loads with -p no:retrieval_bench
 def pytest_retrieval_bench_arms(config):
     return [FileNameArm()]
