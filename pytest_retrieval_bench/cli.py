@@ -1,4 +1,4 @@
-"""`retrieval-bench`: merge written reports outside pytest, and generate known-target case banks."""
+"""`retrieval-bench`: merge written reports, render one as an HTML page, generate known-target case banks."""
 
 from __future__ import annotations
 
@@ -21,6 +21,9 @@ def _parser() -> argparse.ArgumentParser:
     summarize.add_argument("--output", "-o", type=Path, required=True)
     summarize.add_argument("--arm", action="append", default=[], help="a non-built-in arm name the reports may contain (repeatable)")
     summarize.add_argument("--baseline-arms", default=",".join(BUILTIN_ARMS))
+    page = commands.add_parser("html", help="a self-contained HTML page of a written report (a run, a merge or a baseline comparison)")
+    page.add_argument("report", type=Path)
+    page.add_argument("--output", "-o", type=Path, required=True)
     known = commands.add_parser("known-target", help="known-target-v1 case banks")
     known_commands = known.add_subparsers(dest="known_command", required=True)
     generate = known_commands.add_parser("generate", help="derive a case bank from a git repository's blobs at one commit")
@@ -39,6 +42,23 @@ def _summarize(args: argparse.Namespace) -> int:
         print(f"retrieval-bench: error: {error}", file=sys.stderr)
         return 2
     write_atomically(args.output, canonical_json(report))
+    return 0
+
+
+def _html(args: argparse.Namespace) -> int:
+    from pytest_retrieval_bench.report.html import render_html
+    from pytest_retrieval_bench.report.merge import read_report
+
+    try:
+        report = read_report(args.report)
+        write_atomically(args.output, render_html(report).encode("utf-8"))
+    except BenchError as error:
+        print(f"retrieval-bench: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"retrieval-bench: error: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
+        return 2
+    print(f"retrieval-bench: wrote {args.output}")
     return 0
 
 
@@ -69,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "known-target":
         return _generate(args)
+    if args.command == "html":
+        return _html(args)
     return _summarize(args)
 
 

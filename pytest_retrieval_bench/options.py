@@ -36,6 +36,8 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("fail-regressed", "flag", "Fail each item whose sample regressed against the baseline (a hit became a miss, a rank fell)."),
     ("update-baseline", "flag", "Write this run's report to the --bench-baseline path (refused when an arm errored)."),
     ("markdown", "path", "Write the summary, paired and baseline tables as GitHub-flavoured Markdown here."),
+    ("html", "path", "Write the report as one self-contained HTML page here (plots, tables, per-sample view; opens offline)."),
+    ("table", "list", "Summary groups printed in the terminal: all, task, stratum, repo, fold, or exact group names (default: all)."),
     ("command-arm", "list-raw", "NAME=JSON: a command arm with the fields of [tool.retrieval-bench.arms.NAME] (repeatable)."),
     ("capture", "path", "Keep every command arm's exact stdout and stderr in this new JSONL file (mode 0600); a capture failure stops the report."),
     ("summarize", "paths", "Merge these written reports (repeatable; with --bench-report, without --bench-samples) and rebuild every summary."),
@@ -86,6 +88,8 @@ class Settings:
     fail_regressed: bool = False
     update_baseline: bool = False
     markdown: Path | None = None
+    html: Path | None = None
+    table_groups: tuple[str, ...] = ("all",)
     command_arms: tuple[tuple[str, Path], ...] = ()
     capture: Path | None = None
 
@@ -217,6 +221,8 @@ def read_settings(config: pytest.Config) -> Settings:
         fail_regressed=values["fail-regressed"],
         update_baseline=values["update-baseline"],
         markdown=values["markdown"],
+        html=values["html"],
+        table_groups=values["table"] or ("all",),
         command_arms=tuple(values["command-arm"]),
         capture=values["capture"],
     )

@@ -169,8 +169,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
     record = getattr(report, "retrieval_bench_record", None)
-    if record is not None and report.when == "call" and report.passed:
-        return status_of(record)
+    bench = bench_session(config)
+    if record is not None and bench is not None and report.when == "call" and report.passed:
+        return status_of(record, bench.settings.limit)
     return None
 
 

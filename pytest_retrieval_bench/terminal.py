@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, Generator
 import pytest
 from _pytest._code.code import ReprFileLocation, TerminalRepr
 
+from pytest_retrieval_bench.report.tables import PAIRED_NOTE, arm_table, fixed_width, groups_to_show, number, paired_table
+
 if TYPE_CHECKING:
     from pytest_retrieval_bench.bench.session import BenchSession
 
@@ -28,10 +30,10 @@ class MessageRepr(TerminalRepr):
         tw.line(self.message)
 
 
-def status_of(record: dict[str, Any]) -> tuple[str, str, str]:
-    """pytest's (category, letter, word) for a passed bench item."""
+def status_of(record: dict[str, Any], limit: int) -> tuple[str, str, str]:
+    """pytest's (category, letter, word) for a passed bench item; HIT and MISS name their k."""
     word = outcome_word(record)
-    return "passed", STATUS_LETTERS[word], word
+    return "passed", STATUS_LETTERS[word], f"{word}@{limit}" if word in ("HIT", "MISS") else word
 
 
 class SnapshotProgress:
@@ -106,8 +108,7 @@ def header_lines(bench: "BenchSession") -> list[str]:
     return [f"retrieval-bench: samples {files} ({samples} samples, {snapshots} snapshots); arms {', '.join(bench.arm_names)}; limit {bench.settings.limit}"]
 
 
-def _fmt(value: Any) -> str:
-    return "-" if value is None else f"{value:.3f}"
+_fmt = number
 
 
 def summary_lines(bench: "BenchSession") -> list[tuple[str, dict[str, bool]]]:
@@ -138,25 +139,13 @@ def summary_lines(bench: "BenchSession") -> list[tuple[str, dict[str, bool]]]:
 
 def _table_lines(bench: "BenchSession") -> list[str]:
     report = bench.report or {}
-    overall = report.get("summary", {}).get("all", {})
-    limit = bench.settings.limit
-    hit_key = f"hit@{10 if limit >= 10 else 5}" if limit >= 5 else None
-    lines = ["", "retrieval-bench summary (group all)"]
-    header = f"{'arm':<14} {'n':>4} {'pos':>4} {hit_key or 'hit':>8} {'95% Wilson':>15} {'recall@10':>9} {'mrr@k':>6} {'selective':>9} {'errors':>6} {'abstain':>7}"
-    lines.append(header)
-    for arm, row in overall.items():
-        metrics = row["metrics"]
-        interval = row["wilson95"].get(hit_key) if hit_key else None
-        wilson = f"[{interval[0]:.3f}, {interval[1]:.3f}]" if interval else "-"
-        lines.append(
-            f"{arm:<14} {row['n']:>4} {row['positives']:>4} {_fmt(metrics.get(hit_key)) if hit_key else '-':>8} {wilson:>15} "
-            f"{_fmt(metrics.get('recall@10')):>9} {_fmt(metrics.get('mrr@k')):>6} {_fmt(row['selective_success']):>9} {row['errors']:>6} {row['abstentions']:>7}"
-        )
-    for comparison, metrics in report.get("paired", {}).get("all", {}).items():
-        for metric, result in metrics.items():
-            low, high = result["bootstrap95"] or (None, None)
-            verdict = "better" if low is not None and low > 0 else "worse" if high is not None and high < 0 else "no significant difference"
-            lines.append(f"paired {comparison} {metric}: {result['mean_difference']:+.3f} [{low:+.3f}, {high:+.3f}] -> {verdict}")
+    summary, paired = report.get("summary", {}), report.get("paired", {})
+    lines: list[str] = []
+    for group in groups_to_show(summary, bench.settings.table_groups):
+        lines += ["", f"retrieval-bench summary (group {group})", *fixed_width(arm_table(summary[group], bench.settings.limit))]
+        if paired.get(group):
+            headers, rows = paired_table(paired[group])
+            lines += [f"paired differences (group {group}; {PAIRED_NOTE.format(count=len(rows))})", *fixed_width((headers, rows))]
     baseline = report.get("baseline")
     if baseline:
         lines.append(f"against baseline {bench.settings.baseline}: {'FAILED' if baseline['failed'] else 'passed'}")

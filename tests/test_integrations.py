@@ -81,7 +81,7 @@ def pytest_retrieval_bench_arms(config):
     assert result.ret == 0
     text = (pytester.path / "summary.md").read_text()
     assert text.startswith("## Retrieval bench\n")
-    assert "| `grep` | 34 | 28 |" in text and "| `reversed` | 34 | 28 |" in text
+    assert "| grep | 34 | 28 |" in text and "| reversed | 34 | 28 |" in text
     assert "| reversed vs grep | recall@10 |" in text and "| reversed vs grep | mrr@k |" in text
 
 

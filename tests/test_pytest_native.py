@@ -71,7 +71,7 @@ def test_node_ids_are_parametrized_and_round_trip(bench: pytest.Pytester) -> Non
     for extra in ((), ("-n", "2")):
         again = run(bench, f"{SAMPLES}::{GIN_IDS[0]}[bm25:all]", "-v", *extra)
         again.assert_outcomes(passed=1)
-        assert re.search(rf"(HIT|MISS) .*{GIN_IDS[0]}\[bm25:all\]|{GIN_IDS[0]}\[bm25:all\] (HIT|MISS)", again.stdout.str())
+        assert re.search(rf"(HIT|MISS)@20 .*{GIN_IDS[0]}\[bm25:all\]|{GIN_IDS[0]}\[bm25:all\] (HIT|MISS)@20", again.stdout.str())
     by_sample = run(bench, f"{SAMPLES}::{GIN_IDS[0]}", "--bench-arms=grep,bm25:all", "--co", "-q")
     assert nodeids(by_sample) == [f"{SAMPLES}::{GIN_IDS[0]}[grep]", f"{SAMPLES}::{GIN_IDS[0]}[bm25:all]"]
 

@@ -363,6 +363,10 @@ class BenchSession:
         self._write(self.settings.report, self.report_bytes, "the report")
         if self.settings.markdown is not None:
             self._write(self.settings.markdown, render_markdown(self.report, self.settings.limit).encode("utf-8"), "the Markdown summary")
+        if self.settings.html is not None:
+            from pytest_retrieval_bench.report.html import render_html
+
+            self._write(self.settings.html, render_html(orjson.loads(self.report_bytes)).encode("utf-8"), "the HTML page")
         if self.settings.update_baseline and self.settings.baseline is not None:
             self._update_baseline(records)
         return self.report

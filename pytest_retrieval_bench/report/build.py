@@ -14,6 +14,7 @@ import orjson
 
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.metrics import cutoffs
+from pytest_retrieval_bench.scoring.verdicts import holm, verdict_of
 from pytest_retrieval_bench.samples.model import Sample
 
 PAIRED_METRICS = ("recall@5", "recall@10", "recall@20", "mrr@k")
@@ -148,19 +149,21 @@ def paired_comparison(name: str, candidate: dict[str, dict[str, Any]], baseline:
         return None
     diffs = [candidate[i]["metrics"][metric] - baseline[i]["metrics"].get(metric, 0.0) for i in ids]
     test = stats.paired_t_test(diffs)
+    bootstrap = _interval(stats.bootstrap_interval(diffs, name))
     by_repo: dict[str, list[float]] = defaultdict(list)
     for sample_id, diff in zip(ids, diffs):
         by_repo[candidate[sample_id]["_labels"]["repo"]].append(diff)
     return {
         "n": len(diffs),
         "mean_difference": stats.mean(diffs),
-        "bootstrap95": _interval(stats.bootstrap_interval(diffs, name)),
+        "bootstrap95": bootstrap,
         "wins": sum(1 for diff in diffs if diff > 0),
         "losses": sum(1 for diff in diffs if diff < 0),
         "ties": sum(1 for diff in diffs if diff == 0),
         "per_repository": {repo: stats.mean(values) for repo, values in sorted(by_repo.items()) if len(values) >= PER_REPO_MINIMUM},
         "t_test": {"t": test["t"], "df": test["df"], "p": test["p"], "ci95": [test["ci_low"], test["ci_high"]] if test["ci_low"] is not None else None},
         "minimum_detectable_effect": stats.minimum_detectable_effect(test["sd"], len(diffs)),
+        "verdict": verdict_of(bootstrap, len(diffs)),
     }
 
 
@@ -188,8 +191,16 @@ def build_paired(rows_by_arm: dict[str, list[dict[str, Any]]], baselines: Sequen
                 if comparison:
                     entries[f"{candidate} vs {baseline}"] = comparison
         if entries:
+            _add_holm(entries)
             paired[group] = entries
     return paired
+
+
+def _add_holm(entries: dict[str, dict[str, Any]]) -> None:
+    """Each t-test's Holm-adjusted p, over every comparison and metric shown for the group."""
+    tests = [result["t_test"] for comparison in entries.values() for result in comparison.values()]
+    for test, adjusted in zip(tests, holm([test["p"] for test in tests])):
+        test["p_holm"] = adjusted
 
 
 def build_latency(rows_by_arm: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
