@@ -295,3 +295,39 @@ def test_the_plugin_disabled_by_name_with_a_hook_conftest(bench: pytest.Pytester
     result = bench.runpytest_subprocess("-p", "no:retrieval_bench", "test_plain.py")
     result.assert_outcomes(passed=1)
     assert "unknown hook" not in result.stdout.str() + result.stderr.str()
+
+
+TEARDOWN_CONFTEST = """
+import json
+from pathlib import Path
+import pytest
+from pytest_retrieval_bench import Answer
+
+LOG = Path(__file__).with_name("copies.jsonl")
+
+class Copier:
+    name = "copier"
+
+    def retrieve(self, request):
+        directory = request.snapshot.directory()
+        earlier = [json.loads(line) for line in LOG.read_text().splitlines()] if LOG.exists() else []
+        others = sorted({entry["dir"] for entry in earlier if entry["key"] != f"{request.repo}@{request.base_commit}"})
+        with LOG.open("a") as out:
+            out.write(json.dumps({"key": f"{request.repo}@{request.base_commit}", "dir": str(directory),
+                                  "others_alive": [d for d in others if Path(d).exists()]}) + "\\n")
+        return Answer(ranking=request.snapshot.paths()[:3])
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_retrieval_bench_arms(config):
+    return [Copier()]
+"""
+
+
+def test_a_snapshot_is_torn_down_before_the_next_is_set_up(bench: pytest.Pytester) -> None:
+    bench.makeconftest(TEARDOWN_CONFTEST)
+    run(bench, f"--bench-samples={SAMPLES}", "--bench-arms=copier").assert_outcomes(passed=len(ROWS) - 1, skipped=1)
+    calls = [json.loads(line) for line in (bench.path / "copies.jsonl").read_text().splitlines()]
+    assert len({call["key"] for call in calls}) == 3 and len(calls) == len(ROWS) - 1
+    assert all(call["others_alive"] == [] for call in calls)  # one snapshot (and its private copy) per process
+    keys = [call["key"] for call in calls]
+    assert sum(1 for before, after in zip(keys, keys[1:]) if before != after) == 2  # each snapshot's items run together
