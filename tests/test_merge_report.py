@@ -12,6 +12,7 @@ import pytest
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.cli import main as cli_main
 from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.report.build import canonical_json
 from pytest_retrieval_bench.report.merge import merge_reports
 
 TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
@@ -110,3 +111,33 @@ def test_console_script_and_pytest_option_agree(runs, tmp_path):
     (tmp_path / "mine.json").write_text(renamed)
     assert cli_main(["summarize", str(tmp_path / "mine.json"), "--output", str(tmp_path / "x.json")]) == 2
     assert cli_main(["summarize", str(tmp_path / "mine.json"), "--output", str(tmp_path / "x.json"), "--arm", "mine"]) == 0
+
+
+def _without_volatile(report: dict) -> dict:
+    """A report with what may differ between a run and a merge of its parts removed: timings, the
+    latency section, and the registration (a merge records its inputs there)."""
+    kept = {key: value for key, value in report.items() if key not in ("latency", "registration")}
+    for entry in kept["details"]:
+        for record in entry["arms"].values():
+            record.pop("wall_ms")
+    return kept
+
+
+@pytest.mark.parametrize("split", ["by arm", "by repository", "three ways"])
+def test_a_merge_of_a_split_run_equals_the_run(tmp_path: Path, split: str) -> None:
+    """Summaries are computed from the details as written (rounded), in a run and in a merge alike."""
+    arms = "--bench-arms=grep,grep-ident,bm25:all,bm25:ident"
+    common = (arms, "--bench-baseline-arms=grep")
+    whole = _run(tmp_path, "whole.json", *common)
+    parts = {
+        "by arm": [("--bench-arms=grep,grep-ident", "--bench-baseline-arms=grep"), ("--bench-arms=bm25:all,bm25:ident", "--bench-baseline-arms=grep")],
+        "by repository": [(*common, "-k", "gin"), (*common, "-k", "not gin")],
+        "three ways": [(*common, "-k", "gin"), (*common, "-k", "pyquery"), (*common, "-k", "rusty")],
+    }[split]
+    paths = []
+    for number, args in enumerate(parts):
+        _run(tmp_path, f"part{number}.json", *args)
+        paths.append(tmp_path / f"part{number}.json")
+    merged = merge_reports(paths, ["grep", "grep-ident", "bm25:all", "bm25:ident"], ["grep"])
+    assert merged["partial"] is None
+    assert _without_volatile(json.loads(canonical_json(merged))) == _without_volatile(whole)

@@ -230,6 +230,10 @@ def build_report(
 
     `not_run` lists the selected `id[arm]` items that have no record (deselected, stopped early,
     interrupted, lost): the report is then partial, and says so in `partial`.
+
+    Records are rounded as `details` will be written before anything is aggregated, so every
+    summary is a function of the details as written: a merge of written reports, which only
+    has the rounded values, computes the same bytes as the run itself.
     """
     labels: dict[str, dict[str, Any]] = dict(labels_override or {})
     for sample in samples:
@@ -237,7 +241,7 @@ def build_report(
     by_sample: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     skipped_reasons: dict[str, str] = {}
     snapshots: dict[str, str] = {}
-    for record in records:
+    for record in map(_rounded, records):
         if record.get("snapshot_sha256") and record["sample_id"] in labels:
             sample_labels = labels[record["sample_id"]]
             snapshots[f"{sample_labels['repo']}@{sample_labels['base_commit']}"] = record["snapshot_sha256"]
