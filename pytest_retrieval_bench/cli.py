@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, CORVINT_ARMS
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.report.merge import merge_reports
-from pytest_retrieval_bench.report.build import canonical_json, write_atomically
+from pytest_retrieval_bench.report.build import write_atomically
+from pytest_retrieval_bench.report.merge import read_report
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -21,6 +21,14 @@ def _parser() -> argparse.ArgumentParser:
     summarize.add_argument("--output", "-o", type=Path, required=True)
     summarize.add_argument("--arm", action="append", default=[], help="a non-built-in arm name the reports may contain (repeatable)")
     summarize.add_argument("--baseline-arms", default=",".join(BUILTIN_ARMS))
+    summarize.add_argument("--baseline", type=Path, help="a baseline report to pair the merge with, as --bench-baseline does")
+    summarize.add_argument("--gate", action="append", default=[], help="a gate rule, as --bench-gate (repeatable; needs --baseline)")
+    summarize.add_argument("--fail-regressed", action="store_true", help="fail when any sample regressed against the baseline")
+    summarize.add_argument("--update-baseline", action="store_true", help="write the merge to the --baseline path (refused when partial or errored)")
+    summarize.add_argument("--markdown", type=Path, help="also write the Markdown summary here")
+    summarize.add_argument("--html", type=Path, help="also write the HTML page here")
+    summarize.add_argument("--allow-partial", action="store_true", help="merge an incomplete or duplicated set of shards, marked partial")
+    summarize.add_argument("--table", default="all", help="summary groups to print (as --bench-table)")
     page = commands.add_parser("html", help="a self-contained HTML page of a written report (a run, a merge or a baseline comparison)")
     page.add_argument("report", type=Path)
     page.add_argument("--output", "-o", type=Path, required=True)
@@ -36,18 +44,28 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _summarize(args: argparse.Namespace) -> int:
+    """Exit 0 when merged and published, 1 when the gate or a write failed, 2 for inputs that cannot be merged."""
+    from pytest_retrieval_bench.bench.finish import Outputs, summarize
+
+    if (args.gate or args.fail_regressed or args.update_baseline) and args.baseline is None:
+        print("retrieval-bench: error: --gate, --fail-regressed and --update-baseline need --baseline REPORT", file=sys.stderr)
+        return 2
+    report = read_report(args.reports[0]) if args.reports else {}
+    limit = int(report.get("registration", {}).get("limit") or 20)
+    outputs = Outputs(report=args.output, markdown=args.markdown, html=args.html, baseline=args.baseline,
+                      update_baseline=args.update_baseline, fail_regressed=args.fail_regressed, limit=limit)
     try:
-        report = merge_reports(args.reports, [*BUILTIN_ARMS, *CORVINT_ARMS, *args.arm], [a for a in args.baseline_arms.split(",") if a])
+        published, lines = summarize(args.reports, [*BUILTIN_ARMS, *CORVINT_ARMS, *args.arm], [a for a in args.baseline_arms.split(",") if a],
+                                     outputs, args.gate, args.allow_partial, [g for g in args.table.split(",") if g])
     except BenchError as error:
         print(f"retrieval-bench: error: {error}", file=sys.stderr)
         return 2
-    write_atomically(args.output, canonical_json(report))
-    return 0
+    print("\n".join(lines))
+    return 1 if published.failures else 0
 
 
 def _html(args: argparse.Namespace) -> int:
     from pytest_retrieval_bench.report.html import render_html
-    from pytest_retrieval_bench.report.merge import read_report
 
     try:
         report = read_report(args.report)

@@ -14,6 +14,8 @@ from typing import Any
 import orjson
 import pytest
 
+from pytest_retrieval_bench.shard import parse_shard
+
 
 # (option, kind, help); kind: "paths" (repeatable), "path", "str", "list" (repeatable, comma-split), "int", "flag"
 OPTIONS: tuple[tuple[str, str, str], ...] = (
@@ -40,6 +42,8 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("table", "list", "Summary groups printed in the terminal: all, task, stratum, repo, fold, or exact group names (default: all)."),
     ("command-arm", "list-raw", "NAME=JSON: a command arm with the fields of [tool.retrieval-bench.arms.NAME] (repeatable)."),
     ("capture", "path", "Keep every command arm's exact stdout and stderr in this new JSONL file (mode 0600); a capture failure stops the report."),
+    ("shard", "str", "I/N: run shard I of N (from 1), a partition by snapshot balanced by source size, the same in every job."),
+    ("allow-partial", "flag", "With --bench-summarize: merge an incomplete or duplicated set of shards; the result is marked partial."),
     ("summarize", "paths", "Merge these written reports (repeatable; with --bench-report, without --bench-samples) and rebuild every summary."),
 )
 LIMIT_MAX = 50
@@ -89,6 +93,8 @@ class Settings:
     update_baseline: bool = False
     markdown: Path | None = None
     html: Path | None = None
+    shard: tuple[int, int] | None = None
+    allow_partial: bool = False
     table_groups: tuple[str, ...] = ("all",)
     command_arms: tuple[tuple[str, Path], ...] = ()
     capture: Path | None = None
@@ -198,6 +204,12 @@ def read_settings(config: pytest.Config) -> Settings:
     if (values["fail-regressed"] or values["update-baseline"] or values["gate"]) and not values["baseline"]:
         raise pytest.UsageError("--bench-gate, --bench-fail-regressed and --bench-update-baseline need --bench-baseline REPORT")
     fold_map, fold_digest = _fold_map(values["fold-map"]) if values["fold-map"] else ({}, None)
+    shard = None
+    if values["shard"]:
+        try:
+            shard = parse_shard(values["shard"])
+        except ValueError as error:
+            raise pytest.UsageError(f"--bench-shard: {error}") from None
     return Settings(
         samples=values["samples"],
         corpus=values["corpus"],
@@ -222,6 +234,8 @@ def read_settings(config: pytest.Config) -> Settings:
         update_baseline=values["update-baseline"],
         markdown=values["markdown"],
         html=values["html"],
+        shard=shard,
+        allow_partial=values["allow-partial"],
         table_groups=values["table"] or ("all",),
         command_arms=tuple(values["command-arm"]),
         capture=values["capture"],

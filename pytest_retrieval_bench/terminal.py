@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Generator
 import pytest
 from _pytest._code.code import ReprFileLocation, TerminalRepr
 
-from pytest_retrieval_bench.report.tables import PAIRED_NOTE, arm_table, fixed_width, groups_to_show, number, paired_table
+from pytest_retrieval_bench.report.tables import report_lines
 
 if TYPE_CHECKING:
     from pytest_retrieval_bench.bench.session import BenchSession
@@ -105,15 +105,20 @@ def header_lines(bench: "BenchSession") -> list[str]:
     samples = sum(len(loaded.samples) for loaded in bench.loaded)
     snapshots = len({sample.snapshot_key for loaded in bench.loaded for sample in loaded.samples})
     files = ", ".join(str(loaded.path) for loaded in bench.loaded)
-    return [f"retrieval-bench: samples {files} ({samples} samples, {snapshots} snapshots); arms {', '.join(bench.arm_names)}; limit {bench.settings.limit}"]
+    lines = [f"retrieval-bench: samples {files} ({samples} samples, {snapshots} snapshots); arms {', '.join(bench.arm_names)}; limit {bench.settings.limit}"]
+    shard = bench.registration.get("shard")
+    if shard and bench.shard_keys is not None:
+        lines.append(f"retrieval-bench: shard {shard['index']}/{shard['count']}: {len(bench.shard_keys)} of {snapshots} snapshots "
+                     f"(partition {shard['partition_sha256'][:12]})")
+    return lines
 
 
-_fmt = number
 
 
 def summary_lines(bench: "BenchSession") -> list[tuple[str, dict[str, bool]]]:
     """The summary block, each line with its terminal markup (failures red, partial yellow)."""
-    lines: list[tuple[str, dict[str, bool]]] = [(line, {}) for line in _table_lines(bench)]
+    lines: list[tuple[str, dict[str, bool]]] = [(line, {}) for line in report_lines(bench.report or {}, bench.settings.limit,
+                                                                                   bench.settings.table_groups, bench.settings.baseline)]
     setups = bench.snapshot_setups
     if setups:
         built = [event for event in setups if event["source"] == "built"]
@@ -134,33 +139,4 @@ def summary_lines(bench: "BenchSession") -> list[tuple[str, dict[str, bool]]]:
         lines.append((f"samples with no record: {', '.join(report['missing'])}", {}))
     if bench.settings.report is not None and bench.report_bytes is not None and not any(f.startswith("cannot write the report") for f in bench.failures):
         lines.append((f"report written to {bench.settings.report}", {}))
-    return lines
-
-
-def _table_lines(bench: "BenchSession") -> list[str]:
-    report = bench.report or {}
-    summary, paired = report.get("summary", {}), report.get("paired", {})
-    lines: list[str] = []
-    for group in groups_to_show(summary, bench.settings.table_groups):
-        lines += ["", f"retrieval-bench summary (group {group})", *fixed_width(arm_table(summary[group], bench.settings.limit))]
-        if paired.get(group):
-            headers, rows = paired_table(paired[group])
-            lines += [f"paired differences (group {group}; {PAIRED_NOTE.format(count=len(rows))})", *fixed_width((headers, rows))]
-    baseline = report.get("baseline")
-    if baseline:
-        lines.append(f"against baseline {bench.settings.baseline}: {'FAILED' if baseline['failed'] else 'passed'}")
-        for rule in baseline["rules"]:
-            low_high = rule["bootstrap95"]
-            bounds = f"[{low_high[0]:+.3f}, {low_high[1]:+.3f}]" if low_high else "[no data]"
-            note = "" if rule["significant"] else ", not significant"
-            lines.append(f"  gate {rule['rule']} arm {rule['arm']}: mean {_fmt(rule['mean_difference'])} {bounds} (n={rule['n']}{note}) -> {rule['verdict'].upper()}")
-        for side, key in (("only in this run", "only_in_run"), ("only in the baseline", "only_in_baseline")):
-            if baseline.get(key):
-                lines.append(f"  samples {side}: {', '.join(baseline[key])}")
-        for arm, changes in baseline["arms"].items():
-            lines.append(f"  {arm}: {changes['improved']} improved, {changes['regressed']} regressed, {changes['unchanged']} unchanged")
-            for change in changes["regressions"][:20]:
-                lines.append(f"    REGRESSED {change['id']} ({change['repo']}): {change['why']}")
-            for change in changes["improvements"][:20]:
-                lines.append(f"    improved  {change['id']} ({change['repo']}): {change['why']}")
     return lines

@@ -91,7 +91,7 @@ def test_merge_refusals(runs, tmp_path):
     other["registration"]["samples"][0]["sha256"] = "0" * 64
     path = tmp_path / "other.json"
     path.write_text(json.dumps(other))
-    with pytest.raises(BenchError, match="different samples"):
+    with pytest.raises(BenchError, match="field .samples sha256. differs"):
         merge_reports([tmp / "lexical.json", path], ["grep", "bm25:all"], ["grep"])
     (tmp_path / "junk.json").write_text("[]")
     with pytest.raises(BenchError, match="not a retrieval-bench report"):

@@ -33,9 +33,11 @@ from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.options import Settings
 from pytest_retrieval_bench.report.registration import build_registration, check_and_write_registration
 from pytest_retrieval_bench.report.build import build_report, canonical_json, write_atomically
+from pytest_retrieval_bench.bench.finish import Outputs, publish, summarize
 from pytest_retrieval_bench.bench.run import failed_record, make_request, run_item
 from pytest_retrieval_bench.samples import LoadedSamples, Sample, load_samples
 from pytest_retrieval_bench.samples.reader import is_release_archive
+from pytest_retrieval_bench.shard import partition, partition_digest
 
 _NODE_NAME = re.compile(r"::(?P<id>[^:\[\]]+)\[(?P<arm>.+)\](?:@[^\]]*)?$")
 
@@ -98,6 +100,7 @@ class BenchSession:
         self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache())
         self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION,
                                                config.rootpath, content_digests=role != "worker")
+        self.shard_keys = self._shard_keys()
         self.failures: list[str] = []
         self.rules = self._gate_rules()
         self.baseline = self._baseline()
@@ -172,6 +175,19 @@ class BenchSession:
                 resolver.lazy_corpus_dirs.append(lambda a=archive, d=digest: unpack_release_corpus(a, d, self.cache_dir()))
         return resolver
 
+    def _shard_keys(self) -> set[str] | None:
+        """With --bench-shard I/N: the snapshots of shard I (recorded, with the partition's digest)."""
+        if self.settings.shard is None:
+            return None
+        index, count = self.settings.shard
+        costs = {key: self.store.resolver.estimate(*key.rsplit("@", 1)) for key in self._snapshot_keys}
+        assignment = partition(costs, count)
+        self.registration["shard"] = {"index": index, "count": count, "partition_sha256": partition_digest(assignment, count)}
+        return {key for key, shard in assignment.items() if shard == index}
+
+    def in_shard(self, sample: Sample) -> bool:
+        return self.shard_keys is None or sample.snapshot_key in self.shard_keys
+
     def _require_snapshot_source(self) -> None:
         """A samples file without a corpus of its own needs --bench-corpus, --bench-snapshot or --bench-repos."""
         settings = self.settings
@@ -193,7 +209,7 @@ class BenchSession:
 
     def selected_samples(self, index: int) -> list[Sample]:
         """A file's samples in snapshot order, so one snapshot's items run together."""
-        return sorted(self.loaded[index].samples, key=lambda s: (s.repo, s.base_commit, s.id))
+        return sorted((sample for sample in self.loaded[index].samples if self.in_shard(sample)), key=lambda s: (s.repo, s.base_commit, s.id))
 
     def snapshot_param(self, key: str) -> str:
         """One str object per snapshot key: pytest compares a session fixture's param by identity too."""
@@ -325,7 +341,7 @@ class BenchSession:
     def not_run(self, records: dict[tuple[str, str], dict[str, Any]]) -> list[str]:
         """Every selected `id[arm]` without a record, skipped arms aside: the report is then partial."""
         return sorted(f"{sample.id}[{arm}]" for loaded in self.loaded for sample in loaded.samples for arm in self.arm_names
-                      if not sample.skip_reason and (sample.id, arm) not in records and (sample.id, arm) not in self.skipped_items)
+                      if not sample.skip_reason and self.in_shard(sample) and (sample.id, arm) not in records and (sample.id, arm) not in self.skipped_items)
 
     def finish(self) -> dict[str, Any] | None:
         if not self.writes_outputs:
@@ -348,55 +364,24 @@ class BenchSession:
             missing=missing,
             not_run=self.not_run(records),
         )
-        if self.baseline is not None:
-            # compare the run as it will be written (rounded), exactly as a later rerun would see it
-            self.report["baseline"] = compare(orjson.loads(canonical_json(self.report)), self.baseline, self.rules)
-            if self.report["baseline"]["failed"]:
-                failed = [f"{rule['rule']} ({rule['arm']})" for rule in self.report["baseline"]["rules"] if rule["verdict"] == "fail"]
-                self.failures.append(f"gate failed against {self.settings.baseline}: {', '.join(failed)}")
+        capture_failure = None
         if self.capture is not None:
             self.capture.close()
-            if self.capture.failed:
-                self.failures.append(f"capture failed ({self.capture.failure_reason}); the report was not published, the capture file is kept")
-                return self.report
-        self.report_bytes = canonical_json(self.report)  # the report as written, encoded once
-        self._write(self.settings.report, self.report_bytes, "the report")
-        if self.settings.markdown is not None:
-            self._write(self.settings.markdown, render_markdown(self.report, self.settings.limit).encode("utf-8"), "the Markdown summary")
-        if self.settings.html is not None:
-            from pytest_retrieval_bench.report.html import render_html
-
-            self._write(self.settings.html, render_html(orjson.loads(self.report_bytes)).encode("utf-8"), "the HTML page")
-        if self.settings.update_baseline and self.settings.baseline is not None:
-            self._update_baseline(records)
+            capture_failure = self.capture.failure_reason if self.capture.failed else None
+        published = publish(self.report, outputs_of(self.settings), self.baseline, self.rules, capture_failure=capture_failure)
+        self.report_bytes, self.updated_baseline = published.report_bytes, published.updated_baseline
+        self.failures.extend(published.failures)
         return self.report
-
-    def _write(self, path: Path | None, data: bytes, what: str) -> None:
-        """A failed write fails the session with its reason, instead of an internal error."""
-        if path is None:
-            return
-        try:
-            write_atomically(path, data)
-        except OSError as error:
-            self.failures.append(f"cannot write {what} to {path}: {error.strerror or error}")
-
-    def _update_baseline(self, records: dict[tuple[str, str], dict[str, Any]]) -> None:
-        """Only a complete, error-free run may become the baseline every later run is gated on."""
-        errors = sum(1 for record in records.values() if record.get("error"))
-        absent = (self.report or {}).get("partial") or {}
-        if errors:
-            self.failures.append(f"--bench-update-baseline refused: {errors} arm error(s) in this run; the baseline was not changed")
-        elif absent:
-            self.failures.append(f"--bench-update-baseline refused: {len(absent['not_run'])} selected sample x arm item(s) did not run "
-                                 f"(deselected with -k, stopped early or interrupted); the baseline was not changed")
-        elif self.settings.baseline is not None:
-            self._write(self.settings.baseline, self.report_bytes, "the baseline")
-            self.updated_baseline = not self.failures
 
     def close(self) -> None:
         if self.capture is not None:
             self.capture.close()
         self.store.close()  # removes the copies, and the session's directory where it owns it
+
+
+def outputs_of(settings: Settings) -> Outputs:
+    return Outputs(report=settings.report, markdown=settings.markdown, html=settings.html, baseline=settings.baseline,
+                   update_baseline=settings.update_baseline, fail_regressed=settings.fail_regressed, limit=settings.limit)
 
 
 def configured_arms(config: pytest.Config, settings: Settings) -> dict[str, Arm]:
@@ -420,16 +405,14 @@ def variant_aliases(arms: dict[str, Any]) -> dict[str, tuple[str, ...]]:
 
 
 def summarize_reports(config: pytest.Config, settings: Settings) -> int:
-    """Merge reports with the arms this configuration defines (built-ins and registered ones)."""
-    from pytest_retrieval_bench.report.merge import merge_reports
-
+    """`--bench-summarize`: merge with the arms this configuration defines, then gate and publish."""
     if settings.samples or settings.report is None:
         raise pytest.UsageError("--bench-summarize takes --bench-report OUT and no --bench-samples")
     try:
-        known = set(configured_arms(config, settings))
-        report = merge_reports(list(settings.summarize), known, list(settings.baseline_arms or BUILTIN_ARMS))
+        known = sorted(configured_arms(config, settings))
+        published, lines = summarize(list(settings.summarize), known, list(settings.baseline_arms or BUILTIN_ARMS), outputs_of(settings),
+                                     settings.gate, settings.allow_partial, settings.table_groups)
     except BenchError as error:
         raise pytest.UsageError(str(error)) from error
-    write_atomically(settings.report, canonical_json(report))
-    print(f"retrieval-bench: merged {len(settings.summarize)} reports into {settings.report}")
-    return 0
+    print("\n".join(lines))
+    return 1 if published.failures else 0

@@ -8,7 +8,7 @@ from typing import Callable
 
 from pytest_retrieval_bench.corpus.chunks import find_chunk_file, read_chunk_file
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
-from pytest_retrieval_bench.corpus.tree import find_repository, read_directory, read_git_tree, read_worktree
+from pytest_retrieval_bench.corpus.tree import directory_bytes, find_repository, git_tree_bytes, read_directory, read_git_tree, read_worktree
 from pytest_retrieval_bench.errors import SnapshotError
 
 
@@ -26,6 +26,21 @@ class SnapshotResolver:
         for provider in self.lazy_corpus_dirs:
             dirs.extend(provider())
         return dirs
+
+    def estimate(self, repo: str, commit: str) -> int:
+        """The snapshot's source size in bytes, found as `load` would find it but read no further."""
+        key = f"{repo}@{commit}"
+        if key in self.explicit:
+            return directory_bytes(self.explicit[key])
+        for corpus_dir in self._all_corpus_dirs():
+            chunk_file = find_chunk_file(corpus_dir, repo, commit)
+            if chunk_file is not None:
+                return chunk_file.stat().st_size
+        if self.repos_dir is not None:
+            repository = find_repository(self.repos_dir, repo)
+            if repository is not None:
+                return git_tree_bytes(repository, commit)
+        return 0
 
     def load(self, repo: str, commit: str) -> Snapshot:
         key = f"{repo}@{commit}"

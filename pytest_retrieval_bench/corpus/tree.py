@@ -123,3 +123,24 @@ def find_repository(repos_dir: Path, repo: str) -> Path | None:
             if candidate.is_dir():
                 return candidate
     return None
+
+
+def directory_bytes(directory: Path) -> int:
+    """Total size of the regular files below a directory (`.git` aside): a cost estimate."""
+    total = 0
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = [name for name in dirs if name != ".git"]
+        for name in files:
+            path = Path(root, name)
+            if path.is_file() and not path.is_symlink():
+                total += path.stat().st_size
+    return total
+
+
+def git_tree_bytes(repository: Path, commit: str) -> int:
+    """Total blob size of a commit's tree (`git ls-tree -r -l`), 0 when git cannot tell."""
+    result = subprocess.run(["git", "-C", str(repository), "ls-tree", "-r", "-l", "--full-tree", commit],
+                            capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        return 0
+    return sum(int(fields[3]) for line in result.stdout.splitlines() if len(fields := line.split(None, 4)) == 5 and fields[3].isdigit())

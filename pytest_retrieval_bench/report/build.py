@@ -48,7 +48,7 @@ def write_atomically(path: Path, data: bytes) -> None:
 def samples_digests(report: dict[str, Any]) -> list[str]:
     """The sorted samples-file sha256s a report (written or merged) was computed over."""
     registration = report.get("registration", {})
-    if "merged_from" in registration:
+    if "samples" not in registration and registration.get("merged_from"):  # merged by an earlier version
         return registration["merged_from"][0].get("samples_sha256", [])
     return sorted(entry["sha256"] for entry in registration.get("samples", []))
 

@@ -1,7 +1,13 @@
-"""Merge written reports and rebuild every summary section (`--bench-summarize`).
+"""Merge written reports (CI shards, or runs of different arms) and rebuild every summary section.
 
-Details are merged by sample id, a later report's arm replacing an earlier one's, so a
-lexical-only run can be paired with an earlier run of another arm over the same samples.
+Details are merged by sample id. Inputs must describe the same bench: the same samples, corpus
+and tokenizer digests, plugin version, limit and filters; a report naming the first one and the
+field that differs is refused. Seed 000's rule holds: a later report's arm of a name replaces an
+earlier one's, but one arm is never made of records from two versions (identities): a later run
+of a changed arm must cover every sample the earlier one did. Shards (`--bench-shard`) must come
+from one partition and be complete and distinct, unless partial results are allowed, which are
+then marked partial. The merged registration is the inputs' common one with every input's
+registration kept under `merged_from`.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import build_report, samples_digests
 
 LABEL_KEYS = ("repo", "base_commit", "task_type", "stratum", "partition", "gold", "given", "hard_negatives")
+#: registration fields every input must share (paths may differ between machines; digests may not)
+SAME_FIELDS = ("plugin_version", "tokenizer_version", "limit", "fold_map_sha256", "task_type", "max_samples")
 
 
 def read_report(path: Path) -> dict[str, Any]:
@@ -29,29 +37,102 @@ def read_report(path: Path) -> dict[str, Any]:
     return report
 
 
-def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: Sequence[str]) -> dict[str, Any]:
-    """Refuses reports over different samples digests or limits, and arms the bench does not define."""
+def _corpus_digests(registration: dict[str, Any]) -> list[Any]:
+    return sorted(orjson.dumps([entry.get("manifest_sha256"), entry.get("chunk_files_sha256")], option=orjson.OPT_SORT_KEYS).decode()
+                  for entry in registration.get("corpus", []))
+
+
+def _check_same_bench(first: tuple[Path, dict[str, Any]], other: tuple[Path, dict[str, Any]]) -> None:
+    (first_path, first_report), (path, report) = first, other
+    a, b = first_report["registration"], report["registration"]
+    checks = [("samples sha256", samples_digests(first_report), samples_digests(report)), ("corpus digests", _corpus_digests(a), _corpus_digests(b)),
+              ("snapshots", sorted(a.get("snapshots") or {}), sorted(b.get("snapshots") or {}))]
+    checks += [(name, a.get(name), b.get(name)) for name in SAME_FIELDS]
+    for name, mine, theirs in checks:
+        if mine != theirs:
+            raise BenchError(f"{path} and {first_path} are not over the same bench: registration field {name!r} differs "
+                             f"({theirs!r} vs {mine!r}); reports of different benches cannot be merged")
+
+
+def _check_shards(reports: Sequence[tuple[Path, dict[str, Any]]], allow_partial: bool) -> list[int]:
+    """Shard inputs of one arm set must be one partition's complete, distinct set; returns missing shard numbers."""
+    by_arms: dict[tuple[str, ...], list[tuple[Path, dict[str, Any]]]] = {}
+    for path, report in reports:
+        shard = report["registration"].get("shard")
+        if shard:
+            by_arms.setdefault(tuple(report["registration"].get("arms", [])), []).append((path, shard))
+    missing: list[int] = []
+    for arms, shards in by_arms.items():
+        first_path, first = shards[0]
+        seen: dict[int, Path] = {}
+        for path, shard in shards:
+            if (shard["count"], shard["partition_sha256"]) != (first["count"], first["partition_sha256"]):
+                raise BenchError(f"{path} and {first_path} are shards of different partitions (shard {shard['index']}/{shard['count']} "
+                                 f"partition {shard['partition_sha256'][:12]} vs {first['index']}/{first['count']} {first['partition_sha256'][:12]})")
+            if shard["index"] in seen and not allow_partial:
+                raise BenchError(f"{path} and {seen[shard['index']]} are both shard {shard['index']}/{shard['count']}; pass --allow-partial to keep the later one")
+            seen[shard["index"]] = path
+        count = first["count"]
+        absent = sorted(set(range(1, count + 1)) - set(seen))
+        if absent and not allow_partial:
+            raise BenchError(f"shard(s) {', '.join(f'{i}/{count}' for i in absent)} of arms {', '.join(arms)} are missing "
+                             f"(given: {', '.join(str(path) for path, _ in shards)}); pass --allow-partial to merge them anyway, marked partial")
+        missing += absent
+    return sorted(set(missing))
+
+
+def _registration_of(reports: Sequence[tuple[Path, dict[str, Any]]], arms: list[str], identities: dict[str, str]) -> dict[str, Any]:
+    registration = {key: value for key, value in reports[0][1]["registration"].items() if key not in ("shard", "merged_from")}
+    registration["arms"] = arms
+    registration["arm_identities"] = {arm: identities[arm] for arm in arms if arm in identities}
+    inputs = []
+    for path, report in reports:
+        own = report["registration"]
+        inputs += own.get("merged_from") or [{"path": str(path), "registration": {k: v for k, v in own.items() if k != "merged_from"}}]
+    registration["merged_from"] = inputs
+    return registration
+
+
+def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: Sequence[str], allow_partial: bool = False) -> dict[str, Any]:
+    """One report from several over the same bench (see the module docstring for what is refused)."""
     if not paths:
         raise BenchError("--bench-summarize needs at least one report")
     known = set(known_arms)
     reports = [(path, read_report(path)) for path in paths]
-    first_path, first = reports[0]
-    digests, limit = samples_digests(first), first["registration"].get("limit")
+    for other in reports[1:]:
+        _check_same_bench(reports[0], other)
+    missing_shards = _check_shards(reports, allow_partial)
+    limit = reports[0][1]["registration"].get("limit")
     labels: dict[str, dict[str, Any]] = {}
     records: dict[tuple[str, str], dict[str, Any]] = {}
     snapshots: dict[str, str] = {}
-    merged_from = []
     problems: list[str] = []
     not_run: set[str] = set()
+    missing: set[str] = set()
+    arms: list[str] = []
+    identities: dict[str, str] = {}
+    owners: dict[str, Path] = {}
     for path, report in reports:
-        if samples_digests(report) != digests:
-            raise BenchError(f"{path}: samples digest {samples_digests(report)} differs from {first_path}'s {digests}: reports over different samples cannot be merged")
-        if report["registration"].get("limit") != limit:
-            raise BenchError(f"{path}: limit {report['registration'].get('limit')} differs from {first_path}'s {limit}")
-        merged_from.append({"path": str(path), "samples_sha256": digests, "arms": report["registration"].get("arms", [])})
+        registration = report["registration"]
         snapshots.update(report.get("snapshots", {}))
         problems.extend(p for p in report.get("problems", []) if p not in problems)
         not_run.update((report.get("partial") or {}).get("not_run", []))
+        missing.update(report.get("missing", []))
+        covered: dict[str, set[str]] = {}
+        for entry in report["details"]:
+            for arm in entry.get("arms", {}):
+                covered.setdefault(arm, set()).add(entry["id"])
+        for arm in registration.get("arms", []) or sorted(covered):
+            identity = (registration.get("arm_identities") or {}).get(arm, "")
+            if arm in identities and identities[arm] != identity:
+                earlier = {sample_id for sample_id, name in records if name == arm}
+                if not earlier <= covered.get(arm, set()):
+                    raise BenchError(f"{path}: arm {arm!r} is {identity!r} here but {identities[arm]!r} in {owners[arm]}, and this report does not "
+                                     f"cover every sample the earlier one did; one arm cannot be made of records from two versions")
+                records = {key: record for key, record in records.items() if key[1] != arm}  # the later version replaces the earlier
+            identities[arm], owners[arm] = identity, path
+            if arm not in arms:
+                arms.append(arm)
         for entry in report["details"]:
             labels[entry["id"]] = {key: entry[key] for key in LABEL_KEYS if key in entry}
             if entry.get("skipped"):
@@ -61,17 +142,21 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
                     raise BenchError(f"{path}: sample {entry['id']} names arm {arm!r}, which this bench does not define (known: {', '.join(sorted(known))})")
                 key = f"{labels[entry['id']].get('repo')}@{labels[entry['id']].get('base_commit')}"
                 records[(entry["id"], arm)] = {**record, "sample_id": entry["id"], "arm": arm, "snapshot_sha256": snapshots.get(key)}
-    return build_report(
-        registration={"merged_from": merged_from, "limit": limit},
+    report = build_report(
+        registration=_registration_of(reports, arms, identities),
         samples=[],
         records=records.values(),
         baselines=baselines,
         limit=int(limit or 20),
         with_folds=any(label.get("partition", "unassigned") != "unassigned" for label in labels.values()),
         problems=problems,
+        missing=sorted(sample_id for sample_id in missing if not any(key[0] == sample_id for key in records)),
         not_run=sorted(item for item in not_run if not _has_record(item, records)),
         labels_override=labels,
     )
+    if missing_shards:
+        report["partial"] = {**(report["partial"] or {"not_run": []}), "missing_shards": missing_shards}
+    return report
 
 
 def _has_record(item: str, records: dict[tuple[str, str], dict[str, Any]]) -> bool:

@@ -90,3 +90,32 @@ def fixed_width(table: Table) -> list[str]:
         parts = [cell.ljust(width) if header in LEFT_ALIGNED else cell.rjust(width) for cell, width, header in zip(cells, widths, headers)]
         lines.append("  ".join(parts).rstrip())
     return lines
+
+
+def report_lines(report: dict[str, Any], limit: int, groups: Sequence[str], baseline_path: Any) -> list[str]:
+    """The tables of a report (a run's or a merge's): summary groups, paired comparisons, baseline."""
+    summary, paired = report.get("summary", {}), report.get("paired", {})
+    lines: list[str] = []
+    for group in groups_to_show(summary, groups):
+        lines += ["", f"retrieval-bench summary (group {group})", *fixed_width(arm_table(summary[group], limit))]
+        if paired.get(group):
+            headers, rows = paired_table(paired[group])
+            lines += [f"paired differences (group {group}; {PAIRED_NOTE.format(count=len(rows))})", *fixed_width((headers, rows))]
+    baseline = report.get("baseline")
+    if baseline:
+        lines.append(f"against baseline {baseline_path}: {'FAILED' if baseline['failed'] else 'passed'}")
+        for rule in baseline["rules"]:
+            low_high = rule["bootstrap95"]
+            bounds = f"[{low_high[0]:+.3f}, {low_high[1]:+.3f}]" if low_high else "[no data]"
+            note = "" if rule["significant"] else ", not significant"
+            lines.append(f"  gate {rule['rule']} arm {rule['arm']}: mean {number(rule['mean_difference'])} {bounds} (n={rule['n']}{note}) -> {rule['verdict'].upper()}")
+        for side, key in (("only in this run", "only_in_run"), ("only in the baseline", "only_in_baseline")):
+            if baseline.get(key):
+                lines.append(f"  samples {side}: {', '.join(baseline[key])}")
+        for arm, changes in baseline["arms"].items():
+            lines.append(f"  {arm}: {changes['improved']} improved, {changes['regressed']} regressed, {changes['unchanged']} unchanged")
+            for change in changes["regressions"][:20]:
+                lines.append(f"    REGRESSED {change['id']} ({change['repo']}): {change['why']}")
+            for change in changes["improvements"][:20]:
+                lines.append(f"    improved  {change['id']} ({change['repo']}): {change['why']}")
+    return lines

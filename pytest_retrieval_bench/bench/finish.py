@@ -1,0 +1,132 @@
+"""The end of a run or a merge: compare with the baseline, gate, and write every output.
+
+One implementation for `pytest` runs, `--bench-summarize` and `retrieval-bench summarize`, so a
+merged report is gated, summarized and published exactly as a run's would be. A failure here
+(a failed gate, a refused baseline update, a write that did not happen) is collected, never
+raised: the caller turns it into the run's exit status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import orjson
+
+from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.report.build import canonical_json, write_atomically
+from pytest_retrieval_bench.report.gate import GateRule, compare
+from pytest_retrieval_bench.report.markdown import render as render_markdown
+
+
+@dataclass
+class Outputs:
+    """Where a report goes and what it is checked against (a subset of the run's Settings)."""
+
+    report: Path | None = None
+    markdown: Path | None = None
+    html: Path | None = None
+    baseline: Path | None = None
+    update_baseline: bool = False
+    fail_regressed: bool = False
+    limit: int = 20
+
+
+@dataclass
+class Publication:
+    report: dict[str, Any]
+    report_bytes: bytes | None = None
+    failures: list[str] = field(default_factory=list)
+    updated_baseline: bool = False
+
+
+def publish(report: dict[str, Any], outputs: Outputs, baseline: dict[str, Any] | None, rules: Sequence[GateRule],
+            *, regressions_fail_items: bool = True, capture_failure: str | None = None) -> Publication:
+    """Gate the report against the baseline, then write it, its Markdown and HTML, and the baseline.
+
+    `regressions_fail_items`: in a run each regressed item already failed; a merge has no items,
+    so with --bench-fail-regressed its regressions fail the merge as a whole.
+    """
+    result = Publication(report)
+    if baseline is not None:
+        # compare the report as it will be written (rounded), exactly as a later rerun would see it
+        report["baseline"] = compare(orjson.loads(canonical_json(report)), baseline, rules)
+        if report["baseline"]["failed"]:
+            failed = [f"{rule['rule']} ({rule['arm']})" for rule in report["baseline"]["rules"] if rule["verdict"] == "fail"]
+            result.failures.append(f"gate failed against {outputs.baseline}: {', '.join(failed)}")
+        regressed = sum(changes["regressed"] for changes in report["baseline"]["arms"].values())
+        if outputs.fail_regressed and not regressions_fail_items and regressed:
+            result.failures.append(f"{regressed} sample x arm item(s) regressed against {outputs.baseline}")
+    if capture_failure is not None:
+        result.failures.append(f"capture failed ({capture_failure}); the report was not published, the capture file is kept")
+        return result
+    result.report_bytes = canonical_json(report)  # the report as written, encoded once
+    _write(result, outputs.report, result.report_bytes, "the report")
+    if outputs.markdown is not None:
+        _write(result, outputs.markdown, render_markdown(report, outputs.limit).encode("utf-8"), "the Markdown summary")
+    if outputs.html is not None:
+        from pytest_retrieval_bench.report.html import render_html
+
+        _write(result, outputs.html, render_html(orjson.loads(result.report_bytes)).encode("utf-8"), "the HTML page")
+    if outputs.update_baseline and outputs.baseline is not None:
+        _update_baseline(result, outputs.baseline)
+    return result
+
+
+def _write(result: Publication, path: Path | None, data: bytes, what: str) -> None:
+    """A failed write fails the session with its reason, instead of an internal error."""
+    if path is None:
+        return
+    try:
+        write_atomically(path, data)
+    except OSError as error:
+        result.failures.append(f"cannot write {what} to {path}: {error.strerror or error}")
+
+
+def _update_baseline(result: Publication, path: Path) -> None:
+    """Only a complete, error-free report may become the baseline every later run is gated on."""
+    errors = sum(1 for entry in result.report["details"] for record in entry["arms"].values() if record.get("error"))
+    absent = result.report.get("partial") or {}
+    if errors:
+        result.failures.append(f"--bench-update-baseline refused: {errors} arm error(s) in this run; the baseline was not changed")
+    elif absent:
+        result.failures.append(f"--bench-update-baseline refused: {len(absent.get('not_run', []))} selected sample x arm item(s) did not run "
+                               f"(deselected with -k, stopped early, interrupted or a shard missing); the baseline was not changed")
+    else:
+        _write(result, path, result.report_bytes or b"", "the baseline")
+        result.updated_baseline = not result.failures
+
+
+def summarize(paths: Sequence[Path], known_arms: Sequence[str], baselines: Sequence[str], outputs: Outputs, gate: Sequence[str],
+              allow_partial: bool, table_groups: Sequence[str]) -> tuple[Publication, list[str]]:
+    """Merge written reports, then gate and publish the merge exactly as a run would be.
+
+    Raises BenchError for inputs that cannot be merged or a baseline that does not fit; returns
+    the publication (its failures decide the exit status) and the terminal's lines.
+    """
+    from pytest_retrieval_bench.report.gate import check_compatible, parse_rule
+    from pytest_retrieval_bench.report.merge import merge_reports, read_report
+    from pytest_retrieval_bench.report.tables import report_lines
+
+    report = merge_reports(paths, known_arms, baselines, allow_partial)
+    rules = [parse_rule(text) for text in gate]
+    baseline = None
+    if outputs.baseline is not None and not (outputs.update_baseline and not outputs.baseline.exists()):
+        baseline = read_report(outputs.baseline)
+        try:
+            check_compatible(report["registration"], baseline, report["registration"]["arms"], rules)
+        except BenchError as error:
+            raise BenchError(f"baseline {outputs.baseline}: {error}") from error
+    published = publish(report, outputs, baseline, rules, regressions_fail_items=False)
+    lines = report_lines(report, outputs.limit, table_groups, outputs.baseline)
+    partial = report.get("partial")
+    if partial:
+        lines.append(f"retrieval-bench: PARTIAL report: {len(partial.get('not_run', []))} item(s) not run"
+                     + (f", shard(s) {partial['missing_shards']} missing" if partial.get("missing_shards") else ""))
+    lines += [f"retrieval-bench: {failure}" for failure in published.failures]
+    if published.updated_baseline:
+        lines.append(f"baseline updated: {outputs.baseline}")
+    if published.report_bytes is not None and outputs.report is not None and not published.failures:
+        lines.append(f"retrieval-bench: merged {len(paths)} reports into {outputs.report}")
+    return published, lines
