@@ -20,7 +20,7 @@ import orjson
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import build_report, samples_digests
 
-LABEL_KEYS = ("repo", "base_commit", "task_type", "stratum", "partition", "gold", "given", "hard_negatives")
+LABEL_KEYS = ("repo", "base_commit", "task_type", "stratum", "partition", "gold", "given", "hard_negatives", "query_text")
 #: registration fields every input must share (paths may differ between machines; digests may not)
 SAME_FIELDS = ("plugin_version", "tokenizer_version", "limit", "fold_map_sha256", "task_type", "max_samples")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from html import escape
-from typing import Sequence
+from typing import Callable, Sequence
 
 ROW_HEIGHT = 22
 PANEL_TOP = 26
@@ -98,7 +98,7 @@ def _x_axis(x0: float, width: float, y: float, domain: tuple[float, float], top:
     return parts
 
 
-def _interval_marks(item: Interval, x_of, y: float, x_mid: float) -> str:
+def _interval_marks(item: Interval, x_of: Callable[[float], float], y: float, x_mid: float) -> str:
     """Error bar with caps and the point; a dash when there is no value."""
     if item.value is None:
         return f'<text class="none" x="{_f(x_mid)}" y="{_f(y + 4)}" text-anchor="middle">–</text>'
@@ -128,7 +128,7 @@ def interval_panels(labels: Sequence[str], panels: Sequence[Panel], *, domain: t
     height = axis_y + AXIS_HEIGHT
     low, high = domain
 
-    def x_at(origin: float):
+    def x_at(origin: float) -> Callable[[float], float]:
         return lambda value: origin + (min(max(value, low), high) - low) / (high - low) * panel_width
 
     parts = [_svg_open(width, height, caption)]
@@ -160,15 +160,18 @@ def histogram(bins: Sequence[tuple[str, int]], *, y_max: int, caption: str, titl
               highlight: Sequence[str] = (), bar_width: float = 13.0, shown_labels: Sequence[str] | None = None) -> str:
     """Vertical bars with their counts; `y_max` is shared across arms so heights compare."""
     left, top, plot_height = 8.0, 22.0, 90.0
-    width = left * 2 + bar_width * len(bins)
+    gap = bar_width  # highlighted bins (misses) stand apart from the ranks
+    width = left * 2 + bar_width * len(bins) + gap * sum(1 for label, _ in bins if label in highlight)
     height = top + plot_height + 30
     base = top + plot_height
     parts = [_svg_open(width, height, caption)]
     if title:
         parts.append(f'<text class="ptitle" x="{_f(width / 2)}" y="13" text-anchor="middle">{escape(_clip(title, 44))}</text>')
     parts.append(f'<line class="ax" x1="{_f(left)}" y1="{_f(base)}" x2="{_f(width - left)}" y2="{_f(base)}"/>')
-    for index, (label, count) in enumerate(bins):
-        x = left + index * bar_width
+    x = left
+    for label, count in bins:
+        if label in highlight:
+            x += gap
         bar = 0.0 if y_max <= 0 else plot_height * count / y_max
         css = "hbar miss" if label in highlight else "hbar"
         parts.append(f'<rect class="{css}" x="{_f(x + 1)}" y="{_f(base - bar)}" width="{_f(bar_width - 2)}" height="{_f(bar)}">'
@@ -177,6 +180,7 @@ def histogram(bins: Sequence[tuple[str, int]], *, y_max: int, caption: str, titl
             parts.append(f'<text class="count" x="{_f(x + bar_width / 2)}" y="{_f(base - bar - 3)}" text-anchor="middle">{count}</text>')
         if shown_labels is None or label in shown_labels:
             parts.append(f'<text class="tick" x="{_f(x + bar_width / 2)}" y="{_f(base + 13)}" text-anchor="middle">{escape(label)}</text>')
+        x += bar_width
     parts.append("</svg>")
     return "".join(parts)
 

@@ -75,4 +75,5 @@ class Sample:
             "gold": list(self.gold_files),
             "given": list(self.given_files),
             "hard_negatives": list(self.hard_negatives),
+            "query_text": self.query_text,  # what the arms saw (before any arm's own cut), for people reading the report
         }
