@@ -13,7 +13,7 @@ import json
 from html import escape
 from typing import Any, Iterable, Sequence
 
-from pytest_retrieval_bench.report import svg
+from pytest_retrieval_bench.report import svg, tables
 from pytest_retrieval_bench.scoring.verdicts import BETTER, NOT_DISTINGUISHABLE, TOO_FEW, WORSE, holm, verdict_of
 
 GROUP_KINDS = ("all", "task:", "stratum:", "fold:", "repo:")
@@ -42,17 +42,12 @@ def _count(value: Any) -> str:
 
 
 def _interval(bounds: Any, sign: bool = False) -> str:
-    if not bounds:
-        return "–"
-    low, high = bounds
-    return f"[{low:+.3f}, {high:+.3f}]" if sign else f"[{low:.3f}, {high:.3f}]"
+    return "–" if not bounds else tables.interval(bounds, sign)
 
 
 def _p(value: Any) -> str:
-    """Three decimals; below 0.001 written `<0.001`, never a misleading `0.000`."""
-    if value is None:
-        return "–"
-    return "&lt;0.001" if value < 0.001 else f"{value:.3f}"
+    """As the terminal and Markdown write it (`<0.001`, never `0.000`), escaped."""
+    return "–" if value is None else escape(tables.p_value(value))
 
 
 def _metric_order(name: str) -> tuple[str, int]:
