@@ -133,13 +133,29 @@ def samples_for_run(config: pytest.Config, settings: Settings) -> tuple[tuple[Pa
     return tuple(unique), False
 
 
+WORKER_DIRS = "retrieval_bench_dirs"
+
+
+def path_bases(config: pytest.Config) -> tuple[Path, Path]:
+    """(invocation directory, rootdir) that relative paths resolve against.
+
+    An xdist worker uses the controller's, handed over in its workerinput: a gateway with another
+    working directory (`--tx popen//chdir=...`, `ssh=...//chdir=...`) must still read the same files.
+    """
+    given = getattr(config, "workerinput", {}).get(WORKER_DIRS)
+    if given:
+        return Path(given["invocation"]), Path(given["rootdir"])
+    return Path(config.invocation_params.dir), config.rootpath
+
+
 def _raw(config: pytest.Config, option: str, kind: str) -> tuple[Any, Path]:
     """The option's value and the directory its relative paths are relative to."""
     dest = ini_name(option)
     value = config.getoption(dest)
+    invocation, rootdir = path_bases(config)
     if value is not None:
-        return value, Path(config.invocation_params.dir)
-    return config.getini(dest), config.rootpath
+        return value, invocation
+    return config.getini(dest), rootdir
 
 
 def _paths(values: list[str], base: Path) -> tuple[Path, ...]:

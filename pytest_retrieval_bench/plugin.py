@@ -19,7 +19,7 @@ from pytest_retrieval_bench.bench.session import BenchSession
 from pytest_retrieval_bench.collect import RECORD_KEY, BenchFile, BenchItem
 from pytest_retrieval_bench.corpus.copies import make_base_directory
 from pytest_retrieval_bench.fixtures import SESSION_KEY, bench_request, bench_samples, bench_session, bench_snapshot, bench_snapshots
-from pytest_retrieval_bench.options import add_options, read_settings, samples_for_run
+from pytest_retrieval_bench.options import WORKER_DIRS, add_options, path_bases, read_settings, samples_for_run
 from pytest_retrieval_bench.terminal import SnapshotProgress, add_failures_to_summary, header_lines, status_of, summary_lines
 
 __all__ = ["bench_request", "bench_samples", "bench_snapshot", "bench_snapshots"]  # fixtures, registered by import
@@ -84,8 +84,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if role == "controller":
         from pytest_retrieval_bench.xdist import ControllerHooks
 
+        invocation, rootdir = path_bases(config)
         config.pluginmanager.register(ControllerHooks(bench, {WORKER_BASE: str(base), WORKER_SAMPLES: [str(path) for path in samples],
-                                                             WORKER_BENCH_ONLY: bench_only}), "retrieval-bench-xdist")
+                                                             WORKER_BENCH_ONLY: bench_only,
+                                                             WORKER_DIRS: {"invocation": str(invocation), "rootdir": str(rootdir)}}),
+                                      "retrieval-bench-xdist")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -136,8 +139,9 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
 
 
 def _file_nodeid(config: pytest.Config, path: Path) -> str:
-    """Relative to the rootdir (with `..` outside it), so the printed node id works when passed back."""
-    return Path(os.path.relpath(path.resolve(), config.rootpath)).as_posix()
+    """Relative to the (controller's) rootdir, with `..` outside it, so the printed node id works
+    when passed back and every worker names the items as the controller does."""
+    return Path(os.path.relpath(path.resolve(), path_bases(config)[1])).as_posix()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -167,3 +167,38 @@ def test_a_merge_honours_baseline_gate_markdown_and_table(shards: list[Path], si
     assert passing.returncode == 0, passing.stdout + passing.stderr
     assert "retrieval-bench summary (group all)" in passing.stdout and "against baseline" in passing.stdout
     assert (tmp_path / "p.md").read_text().startswith("## Retrieval bench")
+
+
+# -- workers through a gateway with another working directory ----------------------------------------
+
+PLUGIN_ARM = """
+from pytest_retrieval_bench import Answer
+
+class Mine:
+    name = "mine"
+
+    def retrieve(self, request):
+        return Answer(ranking=request.snapshot.paths()[:3])
+
+def pytest_retrieval_bench_arms(config):
+    return [Mine()]
+"""
+
+
+def test_gateways_with_another_working_directory_see_the_same_bench(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    shutil.copytree(TESTDATA / "release", pytester.path / "release")
+    elsewhere = pytester.mkdir("elsewhere")
+    relative = ("--bench-samples=release/benchmark/synthetic_v1/samples.jsonl", "--bench-corpus=release/corpus/synthetic_v1")
+    single = pytester.runpytest_subprocess(*relative, "--bench-arms=grep", "--bench-report=single.json", "-p", "no:cacheprovider", timeout=300)
+    single.assert_outcomes(passed=34, skipped=1)
+    remote = pytester.runpytest_subprocess(*relative, "--bench-arms=grep", "--bench-report=remote.json", "-p", "no:cacheprovider",
+                                           "-d", "--dist=loadgroup", f"--tx=2*popen//chdir={elsewhere}", timeout=300)
+    remote.assert_outcomes(passed=34, skipped=1)
+    assert _comparable(pytester.path / "remote.json") == _comparable(pytester.path / "single.json")
+    (pytester.path / "mine_arms.py").write_text(PLUGIN_ARM)
+    monkeypatch.setenv("PYTHONPATH", str(pytester.path))
+    with_arm = pytester.runpytest_subprocess(*relative, "--bench-arms=mine", "-p", "mine_arms", "-p", "no:cacheprovider",
+                                             "-d", f"--tx=2*popen//chdir={elsewhere}", timeout=300)
+    with_arm.assert_outcomes(passed=34, skipped=1)

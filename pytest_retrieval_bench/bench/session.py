@@ -77,7 +77,12 @@ class BenchSession:
             self.arm_names = select_arms(settings.arms or BUILTIN_ARMS, self.arms, extra_aliases=variants)
             self.baselines = select_arms(settings.baseline_arms, self.arms, "--bench-baseline-arms", variants) if settings.baseline_arms else list(BUILTIN_ARMS)
         except BenchError as error:
-            raise pytest.UsageError(str(error)) from error
+            hint = ""
+            if role == "worker":
+                hint = (f" -- on this xdist worker (working directory {Path.cwd()}, rootdir {config.rootpath}): a conftest's arms exist "
+                        "only where that conftest is loaded; for gateways with another working directory put the arms in a module "
+                        "given with -p NAME (importable on the worker) or an entry point, or send the conftest with --rsyncdir")
+            raise pytest.UsageError(f"{error}{hint}") from error
         self.records: dict[tuple[str, str], dict[str, Any]] = {}
         self.expected: set[tuple[str, str]] = set()
         self.lost: dict[tuple[str, str], str] = {}
