@@ -17,14 +17,31 @@ from typing import Any, Callable, Sequence
 from pytest_retrieval_bench.bench.session import BenchSession
 
 
-def snapshot_scheduler(config: Any, log: Any, group_of: Callable[[str], str | None]) -> Any:
-    """A LoadGroupScheduling whose work unit for a bench item is its snapshot."""
+def snapshot_scheduler(config: Any, log: Any, group_of: Callable[[str], str | None], cost_of: Callable[[str], int]) -> Any:
+    """A LoadGroupScheduling whose work unit for a bench item is its snapshot, largest first.
+
+    Handing the costliest snapshots out first (the size of their source, known before any
+    indexing) keeps one large snapshot from being the last unit a worker runs while the other
+    waits; other tests' units follow in xdist's own order.
+    """
+    from collections import OrderedDict
+
     from xdist.scheduler import LoadGroupScheduling
 
     class SnapshotGroupScheduling(LoadGroupScheduling):  # type: ignore[misc, valid-type]
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
             group = group_of(nodeid)
             return f"snapshot:{group}" if group else super()._split_scope(nodeid)
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not self.ordered:  # the queue is complete before the first unit is handed out
+                units = list(self.workqueue.items())
+                units.sort(key=lambda unit: -cost_of(unit[0].removeprefix("snapshot:")) if unit[0].startswith("snapshot:") else 1)
+                self.workqueue = OrderedDict(units)
+                self.ordered = True
+            super()._assign_work_unit(node)
 
     return SnapshotGroupScheduling(config, log)
 
@@ -44,4 +61,4 @@ class ControllerHooks:
     def pytest_xdist_make_scheduler(self, config: Any, log: Any) -> Any:
         if config.getvalue("dist") != "loadgroup":
             return None
-        return snapshot_scheduler(config, log, self.bench.snapshot_of_node)
+        return snapshot_scheduler(config, log, self.bench.snapshot_of_node, self.bench.snapshot_cost)

@@ -92,6 +92,7 @@ class BenchSession:
         self._snapshot_keys = sorted({sample.snapshot_key for sample in self.samples_by_id.values()})
         self._snapshot_params = {key: SnapshotKey(key) for key in self._snapshot_keys}
         self._snapshot_ordinals = {key: number for number, key in enumerate(self._snapshot_keys)}
+        self._costs: dict[str, int] = {}
         self.report: dict[str, Any] | None = None
         self.report_bytes: bytes | None = None
         self.updated_baseline = False
@@ -185,7 +186,7 @@ class BenchSession:
         if self.settings.shard is None:
             return None
         index, count = self.settings.shard
-        costs = {key: self.store.resolver.estimate(*key.rsplit("@", 1)) for key in self._snapshot_keys}
+        costs = {key: self.snapshot_cost(key) for key in self._snapshot_keys}
         assignment = partition(costs, count)
         self.registration["shard"] = {"index": index, "count": count, "partition_sha256": partition_digest(assignment, count)}
         return {key for key, shard in assignment.items() if shard == index}
@@ -219,6 +220,12 @@ class BenchSession:
     def snapshot_param(self, key: str) -> str:
         """One str object per snapshot key: pytest compares a session fixture's param by identity too."""
         return self._snapshot_params[key]
+
+    def snapshot_cost(self, key: str) -> int:
+        """The size of a snapshot's source in bytes, known before indexing (cached per key)."""
+        if key not in self._costs:
+            self._costs[key] = self.store.resolver.estimate(*key.rsplit("@", 1))
+        return self._costs[key]
 
     def snapshot_ordinal(self, key: str) -> int:
         return self._snapshot_ordinals[key]
