@@ -48,14 +48,17 @@ class SnapshotProgress:
         self.bench = bench
         self.config = config
         self.seen: set[str] = set()
+        self.total: int | None = None
 
     def _label(self, nodeid: str) -> str | None:
         key = self.bench.snapshot_of_node(nodeid)
         if key is None or key in self.seen:
             return None
         self.seen.add(key)
-        expected = {self.bench.samples_by_id[sample_id].snapshot_key for sample_id, _ in self.bench.expected if sample_id in self.bench.samples_by_id}
-        total = len(expected) or len(self.bench.index_kinds) or len(self.seen)
+        if self.total is None:  # the selection is known by the first item's start: count once
+            expected = {self.bench.samples_by_id[sample_id].snapshot_key for sample_id, _ in self.bench.expected if sample_id in self.bench.samples_by_id}
+            self.total = len(expected) or len(self.bench.index_kinds)
+        total = max(self.total, len(self.seen))
         repo, _, commit = key.rpartition("@")
         return f"snapshot {len(self.seen)}/{total} {repo}@{commit[:7]}"
 

@@ -41,6 +41,25 @@ class Publication:
     updated_baseline: bool = False
 
 
+def load_baseline(path: Path | None, update_baseline: bool, registration: dict[str, Any], arms: Sequence[str],
+                  rules: Sequence[GateRule]) -> dict[str, Any] | None:
+    """The baseline a run or a merge is paired with, checked against it (BenchError naming the path).
+
+    None without one, and when --bench-update-baseline is about to create it.
+    """
+    from pytest_retrieval_bench.report.gate import check_compatible
+    from pytest_retrieval_bench.report.merge import read_report
+
+    if path is None or (update_baseline and not path.exists()):
+        return None
+    try:
+        baseline = read_report(path)
+        check_compatible(registration, baseline, arms, rules)
+    except BenchError as error:
+        raise BenchError(f"{path}: {error}") from error
+    return baseline
+
+
 def publish(report: dict[str, Any], outputs: Outputs, baseline: dict[str, Any] | None, rules: Sequence[GateRule],
             *, regressions_fail_items: bool = True, capture_failure: str | None = None) -> Publication:
     """Gate the report against the baseline, then write it, its Markdown and HTML, and the baseline.
@@ -105,19 +124,16 @@ def summarize(paths: Sequence[Path], known_arms: Sequence[str], baselines: Seque
     Raises BenchError for inputs that cannot be merged or a baseline that does not fit; returns
     the publication (its failures decide the exit status) and the terminal's lines.
     """
-    from pytest_retrieval_bench.report.gate import check_compatible, parse_rule
-    from pytest_retrieval_bench.report.merge import merge_reports, read_report
+    from pytest_retrieval_bench.report.gate import parse_rule
+    from pytest_retrieval_bench.report.merge import merge_reports
     from pytest_retrieval_bench.report.tables import report_lines
 
     report = merge_reports(paths, known_arms, baselines, allow_partial)
     rules = [parse_rule(text) for text in gate]
-    baseline = None
-    if outputs.baseline is not None and not (outputs.update_baseline and not outputs.baseline.exists()):
-        baseline = read_report(outputs.baseline)
-        try:
-            check_compatible(report["registration"], baseline, report["registration"]["arms"], rules)
-        except BenchError as error:
-            raise BenchError(f"baseline {outputs.baseline}: {error}") from error
+    try:
+        baseline = load_baseline(outputs.baseline, outputs.update_baseline, report["registration"], report["registration"]["arms"], rules)
+    except BenchError as error:
+        raise BenchError(f"baseline {error}") from error
     published = publish(report, outputs, baseline, rules, regressions_fail_items=False)
     lines = report_lines(report, outputs.limit, table_groups, outputs.baseline)
     partial = report.get("partial")

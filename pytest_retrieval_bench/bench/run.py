@@ -71,13 +71,9 @@ def run_item(sample: Sample, arm_name: str, request: Request, snapshot: Snapshot
 
 def run_arm(sample: Sample, arm: Arm, store: SnapshotStore, limit: int) -> dict[str, Any]:
     """Run an object arm outside pytest items: snapshot, indexes and `prepare` first, untimed."""
+    index_kind = getattr(arm, "uses_index", None)
     try:
-        snapshot = store.get(sample.repo, sample.base_commit)
-        index_kind = getattr(arm, "uses_index", None)
-        if index_kind == "lexical":
-            snapshot.lexical_index()
-        elif index_kind == "chunks":
-            snapshot.chunk_index()
+        snapshot = store.open(sample.repo, sample.base_commit, [index_kind] if index_kind else [])
         store.prepare(arm, snapshot)
     except SnapshotError as exc:
         return failed_record(sample, arm.name, f"snapshot error: {exc}", limit)

@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
-import orjson
 import pytest
 
 from pytest_retrieval_bench import __version__
@@ -26,14 +25,12 @@ from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import BenchError, InputError
 from pytest_retrieval_bench.fixture_arms import FixtureArm, find_fixture_arms
-from pytest_retrieval_bench.report.gate import GateRule, check_compatible, compare, parse_rule, sample_change
-from pytest_retrieval_bench.report.markdown import render as render_markdown
-from pytest_retrieval_bench.report.merge import read_report
+from pytest_retrieval_bench.report.gate import GateRule, parse_rule, sample_change
 from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.options import Settings
 from pytest_retrieval_bench.report.registration import build_registration, check_and_write_registration
-from pytest_retrieval_bench.report.build import build_report, canonical_json, write_atomically
-from pytest_retrieval_bench.bench.finish import Outputs, publish, summarize
+from pytest_retrieval_bench.report.build import build_report
+from pytest_retrieval_bench.bench.finish import Outputs, load_baseline, publish, summarize
 from pytest_retrieval_bench.bench.run import failed_record, make_request, run_item
 from pytest_retrieval_bench.samples import LoadedSamples, Sample, load_samples
 from pytest_retrieval_bench.samples.reader import is_release_archive
@@ -119,15 +116,10 @@ class BenchSession:
             raise pytest.UsageError(str(error)) from error
 
     def _baseline(self) -> dict[str, Any] | None:
-        path = self.settings.baseline
-        if path is None or (self.settings.update_baseline and not path.exists()):
-            return None
         try:
-            baseline = read_report(path)
-            check_compatible(self.registration, baseline, self.arm_names, self.rules)
+            return load_baseline(self.settings.baseline, self.settings.update_baseline, self.registration, self.arm_names, self.rules)
         except BenchError as error:
-            raise pytest.UsageError(f"--bench-baseline {path}: {error}") from error
-        return baseline
+            raise pytest.UsageError(f"--bench-baseline {error}") from error
 
     # -- set-up -------------------------------------------------------------------------------
     def _available_arms(self) -> dict[str, Arm]:
@@ -268,10 +260,7 @@ class BenchSession:
     def load_snapshot(self, key: str) -> Snapshot:
         """A snapshot for an ordinary test, read apart from the store's current one."""
         repo, _, commit = key.rpartition("@")
-        snapshot = self.store.resolver.load(repo, commit)
-        snapshot.index_loader = self.store._indexes
-        snapshot.directory_provider = self.copies.get
-        return snapshot
+        return self.store.load_apart(repo, commit)
 
     def make_request(self, sample: Sample, arm_name: str, snapshot: Snapshot) -> Request:
         return make_request(sample, snapshot, self.settings.limit, getattr(self.arms[arm_name], "max_query_chars", None))

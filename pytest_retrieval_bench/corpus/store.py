@@ -45,13 +45,19 @@ class SnapshotStore:
         if self._current is not None:
             self.release(self._current.key)
         try:
-            snapshot = self.resolver.load(repo, commit)
+            snapshot = self.load_apart(repo, commit)
         except SnapshotError as error:
             self._failures[key] = str(error)
             raise
+        self._current = snapshot
+        return snapshot
+
+    def load_apart(self, repo: str, commit: str) -> Snapshot:
+        """A snapshot read afresh, with this store's private copies and index cache, but not held
+        as the current one (an ordinary test's `bench_snapshots(key)`)."""
+        snapshot = self.resolver.load(repo, commit)
         snapshot.directory_provider = self.copies.get
         snapshot.index_loader = self._indexes
-        self._current = snapshot
         return snapshot
 
     def release(self, key: str) -> None:
@@ -65,7 +71,10 @@ class SnapshotStore:
         """Load a snapshot and build (or load) the indexes its selected arms use."""
         snapshot = self.get(repo, commit)
         for kind in sorted(index_kinds):
-            snapshot.lexical_index() if kind == "lexical" else snapshot.chunk_index()
+            if kind == "lexical":
+                snapshot.lexical_index()
+            else:
+                snapshot.chunk_index()
         return snapshot
 
     def drain_events(self) -> list[dict[str, Any]]:
