@@ -1,4 +1,5 @@
-"""`retrieval-bench`: merge written reports, render one as an HTML page, generate known-target case banks."""
+"""`retrieval-bench`: merge written reports, render one as an HTML page or as the Agent Retrieval Bench's
+leaderboard tables, generate known-target case banks."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, CORVINT_ARMS
+from pytest_retrieval_bench.arms.registry import CORVINT_ARMS, REFERENCE_ARMS
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import write_atomically
 from pytest_retrieval_bench.report.merge import read_report
@@ -20,7 +21,7 @@ def _parser() -> argparse.ArgumentParser:
     summarize.add_argument("reports", nargs="+", type=Path)
     summarize.add_argument("--output", "-o", type=Path, required=True)
     summarize.add_argument("--arm", action="append", default=[], help="a non-built-in arm name the reports may contain (repeatable)")
-    summarize.add_argument("--baseline-arms", default=",".join(BUILTIN_ARMS))
+    summarize.add_argument("--baseline-arms", default=",".join(REFERENCE_ARMS))
     summarize.add_argument("--baseline", type=Path, help="a baseline report to pair the merge with, as --bench-baseline does")
     summarize.add_argument("--gate", action="append", default=[], help="a gate rule, as --bench-gate (repeatable; needs --baseline)")
     summarize.add_argument("--fail-regressed", action="store_true", help="fail when any sample regressed against the baseline")
@@ -29,9 +30,14 @@ def _parser() -> argparse.ArgumentParser:
     summarize.add_argument("--html", type=Path, help="also write the HTML page here")
     summarize.add_argument("--allow-partial", action="store_true", help="merge an incomplete or duplicated set of shards, marked partial")
     summarize.add_argument("--table", default="all", help="summary groups to print (as --bench-table)")
+    summarize.add_argument("--fuse", action="append", default=[], metavar="NAME=ARM,ARM[:k=K]",
+                           help="add a fused arm over arms the reports hold, as --bench-fuse (repeatable; file metrics only)")
     page = commands.add_parser("html", help="a self-contained HTML page of a written report (a run, a merge or a baseline comparison)")
     page.add_argument("report", type=Path)
     page.add_argument("--output", "-o", type=Path, required=True)
+    board = commands.add_parser("leaderboard", help="a written report's summary in the Agent Retrieval Bench's leaderboard layout")
+    board.add_argument("report", type=Path)
+    board.add_argument("--markdown", type=Path, metavar="OUT", help="also write the tables as Markdown here")
     known = commands.add_parser("known-target", help="known-target-v1 case banks")
     known_commands = known.add_subparsers(dest="known_command", required=True)
     generate = known_commands.add_parser("generate", help="derive a case bank from a git repository's blobs at one commit")
@@ -55,8 +61,8 @@ def _summarize(args: argparse.Namespace) -> int:
     outputs = Outputs(report=args.output, markdown=args.markdown, html=args.html, baseline=args.baseline,
                       update_baseline=args.update_baseline, fail_regressed=args.fail_regressed, limit=limit)
     try:
-        published, lines = summarize(args.reports, [*BUILTIN_ARMS, *CORVINT_ARMS, *args.arm], [a for a in args.baseline_arms.split(",") if a],
-                                     outputs, args.gate, args.allow_partial, [g for g in args.table.split(",") if g])
+        published, lines = summarize(args.reports, [*REFERENCE_ARMS, *CORVINT_ARMS, *args.arm], [a for a in args.baseline_arms.split(",") if a],
+                                     outputs, args.gate, args.allow_partial, [g for g in args.table.split(",") if g], args.fuse)
     except BenchError as error:
         print(f"retrieval-bench: error: {error}", file=sys.stderr)
         return 2
@@ -77,6 +83,30 @@ def _html(args: argparse.Namespace) -> int:
         print(f"retrieval-bench: error: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
         return 2
     print(f"retrieval-bench: wrote {args.output}")
+    return 0
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    """Exit 0 with the tables printed (and written); 2 for an unreadable report or an unwritable output."""
+    from pytest_retrieval_bench.report.leaderboard import leaderboard_markdown, leaderboard_tables, leaderboard_text
+
+    try:
+        report = read_report(args.report)
+    except BenchError as error:
+        print(f"retrieval-bench: error: {error}", file=sys.stderr)
+        return 2
+    if not leaderboard_tables(report):
+        print(f"retrieval-bench: error: {args.report}: no summary group with positive items to rank", file=sys.stderr)
+        return 2
+    if args.markdown is not None:
+        try:
+            write_atomically(args.markdown, leaderboard_markdown(report).encode("utf-8"))
+        except OSError as error:
+            print(f"retrieval-bench: error: cannot write {args.markdown}: {error.strerror or error}", file=sys.stderr)
+            return 2
+    print(leaderboard_text(report), end="")
+    if args.markdown is not None:
+        print(f"retrieval-bench: wrote {args.markdown}")
     return 0
 
 
@@ -109,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         return _generate(args)
     if args.command == "html":
         return _html(args)
+    if args.command == "leaderboard":
+        return _leaderboard(args)
     return _summarize(args)
 
 

@@ -10,11 +10,13 @@ item, tears it down when the next snapshot is needed, and shows both in `--setup
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pytest
 from _pytest.python import FunctionDefinition
 
+from pytest_retrieval_bench.arms.fusion import FusionArm
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.fixture_arms import REQUEST_FIXTURE, FixtureArm
 from pytest_retrieval_bench.samples.model import Sample
@@ -39,6 +41,30 @@ def object_arm_item(bench_snapshot: Any, bench_request: Any) -> None:
     """
 
 
+def fusion_item_function(fusion: FusionArm, arms: dict[str, Any]) -> tuple[Callable[..., Any], dict[str, Any]]:
+    """The test function of a fusion's items: the snapshot, and every fixture its fixture-arm
+    components take (so pytest sets them up for the fused item too); plus their variant values."""
+    names = [SNAPSHOT_FIXTURE, REQUEST_FIXTURE]
+    params: dict[str, Any] = {}
+    owner: dict[str, str] = {}
+    for component in fusion.component_names:
+        arm = arms[component]
+        if not isinstance(arm, FixtureArm):
+            continue
+        names += [name for name in arm.parameters() if name not in names]
+        for name, value in arm.params.items():
+            if name in params and owner[name] != component:
+                raise BenchError(f"fusion {fusion.name!r}: components {owner[name]!r} and {component!r} both set parameter {name!r}")
+            params[name], owner[name] = value, component
+
+    def fused_item(**fixtures: Any) -> None:
+        """Never called: `BenchItem.runtest` runs the components and fuses their records."""
+
+    fused_item.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in names])
+    return fused_item, params
+
+
 class BenchFile(pytest.File):
     """The items of one samples file."""
 
@@ -57,6 +83,12 @@ class BenchFile(pytest.File):
     def _items(self, sample: Sample, arm_name: str) -> Iterator["BenchItem"]:
         arm = self.bench.arms[arm_name]
         function: Callable[..., Any] = arm.function if isinstance(arm, FixtureArm) else object_arm_item
+        params: dict[str, Any] = arm.params if isinstance(arm, FixtureArm) else {}
+        if isinstance(arm, FusionArm):
+            try:
+                function, params = fusion_item_function(arm, self.bench.arms)
+            except BenchError as error:
+                raise self.CollectError(str(error)) from None
         definition = FunctionDefinition.from_parent(self, name=sample.id, callobj=function)
         fixtureinfo = definition._fixtureinfo
         if SNAPSHOT_FIXTURE not in fixtureinfo.names_closure:
@@ -64,9 +96,9 @@ class BenchFile(pytest.File):
         metafunc = pytest.Metafunc(definition, fixtureinfo, self.config, _ispytest=True)
         key = self.bench.snapshot_param(sample.snapshot_key)
         metafunc.parametrize(SNAPSHOT_FIXTURE, [key], indirect=True, scope="session", ids=[pytest.HIDDEN_PARAM])
-        if isinstance(arm, FixtureArm) and arm.params:
-            names = list(arm.params)
-            metafunc.parametrize(names, [tuple(arm.params[name] for name in names)], ids=[pytest.HIDDEN_PARAM])
+        if params:
+            names = list(params)
+            metafunc.parametrize(names, [tuple(params[name] for name in names)], ids=[pytest.HIDDEN_PARAM])
         metafunc._recompute_direct_params_indices()
         fixtureinfo.prune_dependency_tree()
         ordinal = self.bench.snapshot_ordinal(sample.snapshot_key)
@@ -107,12 +139,16 @@ class BenchItem(pytest.Function):
     def runtest(self) -> None:
         arm = self.arm
         request = self.funcargs[REQUEST_FIXTURE]
-        if isinstance(arm, FixtureArm):
-            arguments = {name: self.funcargs[name] for name in self._fixtureinfo.argnames}
-            call: Callable[[], Any] = lambda: arm.function(**arguments)
+        snapshot = self.funcargs[SNAPSHOT_FIXTURE]
+        if isinstance(arm, FusionArm):
+            record = self.bench.run_fused(self.sample, arm, snapshot, self.funcargs)
         else:
-            call = lambda: arm.retrieve(request)
-        record = self.bench.run(self.sample, self.arm_name, request, self.funcargs[SNAPSHOT_FIXTURE], call)
+            if isinstance(arm, FixtureArm):
+                arguments = {name: self.funcargs[name] for name in self._fixtureinfo.argnames}
+                call: Callable[[], Any] = lambda: arm.function(**arguments)
+            else:
+                call = lambda: arm.retrieve(request)
+            record = self.bench.run(self.sample, self.arm_name, request, snapshot, call)
         self.stash[RECORD_KEY] = record
         for name, value in self.bench.junit_properties(record):
             self.user_properties.append((name, value))

@@ -76,6 +76,12 @@ class FixtureArm:
     def retrieve(self, request: Any) -> Any:
         raise BenchError(f"arm {self.name!r} takes fixtures: it runs only as a bench item")
 
+    def parameters(self) -> list[str]:
+        """The function's fixture names: its parameters without a default, as pytest counts them."""
+        return [name for name, parameter in inspect.signature(self.function).parameters.items()
+                if parameter.default is inspect.Parameter.empty
+                and parameter.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+
 
 def _value_id(value: Any, argname: str, index: int) -> str:
     """pytest's id for a simple value; `<argname><index>` otherwise, as pytest does."""

@@ -24,6 +24,7 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("snapshot", "list-raw", "OWNER/NAME@COMMIT=PATH: a directory or clean git worktree for one snapshot (repeatable)."),
     ("repos", "path", "Directory of git repositories named OWNER__NAME, OWNER+NAME or OWNER/NAME (bare or not)."),
     ("arms", "list", "Arms to run, comma-separated or repeated (aliases: lexical, bm25, arb). Default: every built-in arm."),
+    ("fuse", "list-raw", "NAME=ARM[*WEIGHT],ARM[*WEIGHT]...[:k=K]: add arm NAME, the reciprocal rank fusion of those arms' rankings (repeatable; k 60)."),
     ("limit", "int", "k: ranking length scored (1..50, default 20)."),
     ("report", "path", "Write the canonical JSON report here (and REPORT.registration.json before any arm runs)."),
     ("replace-registration", "flag", "Replace an existing registration sidecar that differs from this run's."),
@@ -98,6 +99,7 @@ class Settings:
     table_groups: tuple[str, ...] = ("all",)
     command_arms: tuple[tuple[str, Path], ...] = ()
     capture: Path | None = None
+    fuse: tuple[str, ...] = ()
 
     @property
     def active(self) -> bool:
@@ -255,6 +257,7 @@ def read_settings(config: pytest.Config) -> Settings:
         table_groups=values["table"] or ("all",),
         command_arms=tuple(values["command-arm"]),
         capture=values["capture"],
+        fuse=tuple(entry for entry, _ in values["fuse"]),
     )
 
 

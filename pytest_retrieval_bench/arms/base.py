@@ -45,6 +45,8 @@ class Request:
     changed_file: str | None
     k: int
     snapshot: SnapshotHandle
+    #: files the agent is given with the query (never a success, removed before scoring)
+    given_files: tuple[str, ...] = ()
 
 
 @dataclass

@@ -9,7 +9,7 @@ from typing import Any, Iterable
 from pytest_retrieval_bench.arms.base import Arm
 from pytest_retrieval_bench.arms.command import load_command_arms, parse_command_arm_option
 from pytest_retrieval_bench.arms.corvint import preset_arms
-from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, builtin_arms
+from pytest_retrieval_bench.arms.registry import REFERENCE_ARMS, builtin_arms
 from pytest_retrieval_bench.errors import BenchError
 
 
@@ -32,7 +32,7 @@ def available_arms(pyproject: Path, command_options: Iterable[tuple[str, Path]],
     declared = load_command_arms(pyproject)
     declared += [parse_command_arm_option(entry, base) for entry, base in command_options]
     for arm in declared:
-        if arm.name in BUILTIN_ARMS:
+        if arm.name in REFERENCE_ARMS:
             raise BenchError(f"command arm {arm.name!r} would replace a built-in arm")
         arms[arm.name] = arm
     for result in hook_results:

@@ -7,15 +7,19 @@ from typing import Iterable
 from pytest_retrieval_bench.arms.arb_reference import ArbReferenceArm
 from pytest_retrieval_bench.arms.base import Arm
 from pytest_retrieval_bench.arms.lexical import BM25Arm, GrepArm, GrepIdentArm
+from pytest_retrieval_bench.arms.repomap import RepoMapArm
 from pytest_retrieval_bench.errors import BenchError
 
 BUILTIN_ARMS = ("grep", "grep-ident", "bm25:all", "bm25:ident", "arb-lexical", "arb-bm25")
+"""The arms a run selects when --bench-arms is not given."""
+REFERENCE_ARMS = (*BUILTIN_ARMS, "arb-repomap")
+"""Every frozen built-in arm; the default baselines that other arms are paired against."""
 CORVINT_ARMS = ("corvint-query", "corvint-context", "corvint-impact", "corvint-affected")
-ALIASES = {"bm25": ("bm25:all", "bm25:ident"), "lexical": BUILTIN_ARMS, "arb": ("arb-lexical", "arb-bm25"), "corvint": CORVINT_ARMS}
+ALIASES = {"bm25": ("bm25:all", "bm25:ident"), "lexical": BUILTIN_ARMS, "arb": ("arb-lexical", "arb-bm25", "arb-repomap"), "corvint": CORVINT_ARMS}
 
 
 def builtin_arms() -> dict[str, Arm]:
-    arms: list[Arm] = [GrepArm(), GrepIdentArm(), BM25Arm("bm25:all"), BM25Arm("bm25:ident"), ArbReferenceArm("arb-lexical"), ArbReferenceArm("arb-bm25")]
+    arms: list[Arm] = [GrepArm(), GrepIdentArm(), BM25Arm("bm25:all"), BM25Arm("bm25:ident"), ArbReferenceArm("arb-lexical"), ArbReferenceArm("arb-bm25"), RepoMapArm()]
     return {arm.name: arm for arm in arms}
 
 

@@ -117,9 +117,46 @@ def _update_baseline(result: Publication, path: Path) -> None:
         result.updated_baseline = not result.failures
 
 
+def fusion_deriver(entries: Sequence[str], limit: int) -> Any:
+    """The merge's `derive` step for `--fuse` entries: each fusion's records from its components'
+    merged records, however many jobs they came from (file metrics only, see `offline_fused_record`)."""
+    from pytest_retrieval_bench.arms.fusion import parse_fusion, with_identity
+    from pytest_retrieval_bench.bench.run import offline_fused_record
+    from pytest_retrieval_bench.samples.model import Sample
+
+    fusions = [parse_fusion(entry, "--fuse") for entry in entries]
+
+    def derive(records: dict[tuple[str, str], dict[str, Any]], labels: dict[str, dict[str, Any]],
+               identities: dict[str, str]) -> tuple[list[str], list[str]]:
+        present = {arm for _, arm in records}
+        not_computed: list[str] = []
+        for fusion in fusions:
+            if fusion.name in present:  # the jobs fused it already (the same declaration, e.g. from the ini file)
+                if identities.get(fusion.name) in (with_identity(fusion, identities).identity, with_identity(fusion, identities).identity + ":offline"):
+                    continue
+                raise BenchError(f"--fuse {fusion.describe()!r}: the reports already hold a different arm named {fusion.name!r}")
+            absent = [arm for arm in fusion.component_names if arm not in present]
+            if absent:
+                raise BenchError(f"--fuse {fusion.describe()!r}: no report holds component arm(s) {', '.join(map(repr, absent))}")
+            for sample_id in sorted(labels):
+                if (sample_id, "") in records:  # a skipped sample: no arm ran
+                    continue
+                components = {arm: records.get((sample_id, arm)) for arm in fusion.component_names}
+                if any(record is None for record in components.values()):
+                    not_computed.append(f"{sample_id}[{fusion.name}]")
+                    continue
+                record = offline_fused_record(fusion, Sample.from_labels(sample_id, labels[sample_id]), components, limit)  # type: ignore[arg-type]
+                records[(sample_id, fusion.name)] = record
+            identities[fusion.name] = with_identity(fusion, identities).identity + ":offline"
+            present.add(fusion.name)
+        return [fusion.name for fusion in fusions], not_computed
+
+    return derive
+
+
 def summarize(paths: Sequence[Path], known_arms: Sequence[str], baselines: Sequence[str], outputs: Outputs, gate: Sequence[str],
-              allow_partial: bool, table_groups: Sequence[str]) -> tuple[Publication, list[str]]:
-    """Merge written reports, then gate and publish the merge exactly as a run would be.
+              allow_partial: bool, table_groups: Sequence[str], fuse: Sequence[str] = ()) -> tuple[Publication, list[str]]:
+    """Merge written reports (adding `fuse` fusions), then gate and publish the merge exactly as a run would be.
 
     Raises BenchError for inputs that cannot be merged or a baseline that does not fit; returns
     the publication (its failures decide the exit status) and the terminal's lines.
@@ -128,7 +165,7 @@ def summarize(paths: Sequence[Path], known_arms: Sequence[str], baselines: Seque
     from pytest_retrieval_bench.report.merge import merge_reports
     from pytest_retrieval_bench.report.tables import report_lines
 
-    report = merge_reports(paths, known_arms, baselines, allow_partial)
+    report = merge_reports(paths, known_arms, baselines, allow_partial, fusion_deriver(fuse, outputs.limit) if fuse else None)
     rules = [parse_rule(text) for text in gate]
     try:
         baseline = load_baseline(outputs.baseline, outputs.update_baseline, report["registration"], report["registration"]["arms"], rules)

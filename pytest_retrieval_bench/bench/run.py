@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from pytest_retrieval_bench.samples import metrics as format_metrics
 from pytest_retrieval_bench.arms.base import Answer, Arm, Request
+from pytest_retrieval_bench.arms.fusion import ComponentFailed, FusionArm, fuse_records
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import ArmError, SnapshotError
@@ -41,7 +42,8 @@ def make_request(sample: Sample, snapshot: Snapshot, limit: int, max_query_chars
     """What the arm sees of a sample: its query (cut to the arm's bound), never its gold."""
     query_text = sample.query_text[:max_query_chars] if max_query_chars else sample.query_text
     return Request(sample_id=sample.id, task_type=sample.task_type, repo=sample.repo, base_commit=sample.base_commit,
-                   query=sample.query, query_text=query_text, changed_file=sample.changed_file, k=limit, snapshot=snapshot)
+                   query=sample.query, query_text=query_text, changed_file=sample.changed_file, k=limit, snapshot=snapshot,
+                   given_files=sample.arm_given_files)
 
 
 def run_item(sample: Sample, arm_name: str, request: Request, snapshot: Snapshot, limit: int, call: Callable[[], Any]) -> dict[str, Any]:
@@ -81,6 +83,19 @@ def run_arm(sample: Sample, arm: Arm, store: SnapshotStore, limit: int) -> dict[
         return failed_record(sample, arm.name, f"{type(exc).__name__}: {exc}", limit)
     request = make_request(sample, snapshot, limit, getattr(arm, "max_query_chars", None))
     return run_item(sample, arm.name, request, snapshot, limit, lambda: arm.retrieve(request))
+
+
+def offline_fused_record(fusion: FusionArm, sample: Sample, components: dict[str, dict[str, Any]], limit: int) -> dict[str, Any]:
+    """A fusion's record from components' records read back from reports (a merge): file metrics only."""
+    error: str | None = None
+    answer: Answer | None = None
+    try:
+        answer = Answer(ranking=fuse_records(fusion, components))
+    except ComponentFailed as failure:
+        error = str(failure)
+    first = components[fusion.component_names[0]]
+    return {"sample_id": sample.id, "arm": fusion.name, "wall_ms": 0.0, "query_chars": first.get("query_chars", len(sample.query_text)),
+            "query_truncated": False, "snapshot_sha256": first.get("snapshot_sha256"), **score(sample, answer, error, limit)}
 
 
 def failed_record(sample: Sample, arm_name: str, error: str, limit: int) -> dict[str, Any]:

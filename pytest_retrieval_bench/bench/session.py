@@ -16,7 +16,9 @@ from pytest_retrieval_bench import __version__
 from pytest_retrieval_bench.arms.base import Arm, Request
 from pytest_retrieval_bench.arms.discovery import available_arms
 from pytest_retrieval_bench.arms.capture import CaptureError, CaptureWriter
-from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, select_arms
+from pytest_retrieval_bench.arms.base import Answer
+from pytest_retrieval_bench.arms.fusion import FusionArm, declare_fusions, fuse_records
+from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, REFERENCE_ARMS, select_arms
 from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.release import unpack_release_corpus
@@ -24,11 +26,11 @@ from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import BenchError, InputError
-from pytest_retrieval_bench.fixture_arms import FixtureArm, find_fixture_arms
+from pytest_retrieval_bench.fixture_arms import REQUEST_FIXTURE, FixtureArm, find_fixture_arms
 from pytest_retrieval_bench.report.gate import GateRule, parse_rule, sample_change
 from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.options import Settings
-from pytest_retrieval_bench.report.registration import build_registration, check_and_write_registration
+from pytest_retrieval_bench.report.registration import arm_identity, build_registration, check_and_write_registration
 from pytest_retrieval_bench.report.build import build_report
 from pytest_retrieval_bench.bench.finish import Outputs, load_baseline, publish, summarize
 from pytest_retrieval_bench.bench.run import failed_record, make_request, run_item
@@ -72,7 +74,9 @@ class BenchSession:
         try:
             variants = variant_aliases(self.arms)
             self.arm_names = select_arms(settings.arms or BUILTIN_ARMS, self.arms, extra_aliases=variants)
-            self.baselines = select_arms(settings.baseline_arms, self.arms, "--bench-baseline-arms", variants) if settings.baseline_arms else list(BUILTIN_ARMS)
+            self.arm_names += [name for name, arm in self.arms.items() if isinstance(arm, FusionArm) and name not in self.arm_names]
+            self.fusions: dict[str, FusionArm] = {name: self.arms[name] for name in self.arm_names if isinstance(self.arms[name], FusionArm)}  # type: ignore[misc]
+            self.baselines = select_arms(settings.baseline_arms, self.arms, "--bench-baseline-arms", variants) if settings.baseline_arms else list(REFERENCE_ARMS)
         except BenchError as error:
             hint = ""
             if role == "worker":
@@ -85,6 +89,9 @@ class BenchSession:
         self.lost: dict[tuple[str, str], str] = {}
         self.skipped_items: set[tuple[str, str]] = set()
         self.index_kinds: dict[str, set[str]] = {}
+        #: records of fusion components for the current snapshot, so each runs once per sample
+        self.component_records: dict[tuple[str, str], dict[str, Any]] = {}
+        self._components = {name for fusion in self.fusions.values() for name in fusion.component_names}
         self.snapshot_setups: list[dict[str, Any]] = []
         self._snapshot_keys = sorted({sample.snapshot_key for sample in self.samples_by_id.values()})
         self._snapshot_params = {key: SnapshotKey(key) for key in self._snapshot_keys}
@@ -229,10 +236,15 @@ class BenchSession:
             sample, arm_name = getattr(item, "sample", None), getattr(item, "arm_name", None)
             if sample is None or arm_name is None:
                 continue
-            kinds = self.index_kinds.setdefault(sample.snapshot_key, set())
-            kind = getattr(self.arms[arm_name], "uses_index", None)
-            if kind:
-                kinds.add(kind)
+            self.index_kinds.setdefault(sample.snapshot_key, set()).update(self.index_kinds_of(arm_name))
+
+    def index_kinds_of(self, arm_name: str) -> set[str]:
+        """The index kinds an arm reads (a fusion: those of its components)."""
+        arm = self.arms[arm_name]
+        if isinstance(arm, FusionArm):
+            return {kind for name in arm.component_names for kind in self.index_kinds_of(name)}
+        kind = getattr(arm, "uses_index", None)
+        return {kind} if kind else set()
 
     def expect(self, nodeids: Iterable[str]) -> None:
         for nodeid in nodeids:
@@ -256,6 +268,7 @@ class BenchSession:
 
     def release_snapshot(self, key: str) -> None:
         self.store.release(key)
+        self.component_records.clear()
 
     def load_snapshot(self, key: str) -> Snapshot:
         """A snapshot for an ordinary test, read apart from the store's current one."""
@@ -266,13 +279,45 @@ class BenchSession:
         return make_request(sample, snapshot, self.settings.limit, getattr(self.arms[arm_name], "max_query_chars", None))
 
     def prepare_arm(self, arm: Any, snapshot: Snapshot) -> None:
+        """`prepare` once per snapshot; a fusion prepares its object components."""
+        if isinstance(arm, FusionArm):
+            for name in arm.component_names:
+                if not isinstance(self.arms[name], FixtureArm):
+                    self.store.prepare(self.arms[name], snapshot)
+            return
         self.store.prepare(arm, snapshot)
 
     def run(self, sample: Sample, arm_name: str, request: Request, snapshot: Snapshot, call: Any) -> dict[str, Any]:
+        """One item's record; a fusion component that already ran for this sample is not run again."""
+        key = (sample.id, arm_name)
+        if key in self.component_records:
+            return self.component_records[key]
         record = run_item(sample, arm_name, request, snapshot, self.settings.limit, call)
         if self.capture is not None:
             self.capture.flush()  # disk writes stay outside the measured wall time
+        if arm_name in self._components:
+            self.component_records[key] = record
         return record
+
+    def run_fused(self, sample: Sample, fusion: FusionArm, snapshot: Snapshot, funcargs: dict[str, Any]) -> dict[str, Any]:
+        """A fusion item: its components' records (run now unless they ran already), then RRF over them.
+
+        Fixture-arm components are called with the fused item's own fixtures (`funcargs`).
+        Only the fusion itself is timed in the fused record's `wall_ms`.
+        """
+        components: dict[str, dict[str, Any]] = {}
+        for name in fusion.component_names:
+            arm = self.arms[name]
+            request = self.make_request(sample, name, snapshot)
+            if isinstance(arm, FixtureArm):
+                arguments = {parameter: request if parameter == REQUEST_FIXTURE else funcargs[parameter] for parameter in arm.parameters()}
+                call = lambda arm=arm, arguments=arguments: arm.function(**arguments)
+            else:
+                call = lambda arm=arm, request=request: arm.retrieve(request)
+            components[name] = self.run(sample, name, request, snapshot, call)
+        request = self.make_request(sample, fusion.name, snapshot)
+        return run_item(sample, fusion.name, request, snapshot, self.settings.limit,
+                        lambda: Answer(ranking=fuse_records(fusion, components)))
 
     def setup_failure_record(self, sample: Sample, arm_name: str, message: str) -> dict[str, Any]:
         """An item whose set-up failed (its snapshot, an arm fixture, `prepare`) is an arm error."""
@@ -386,13 +431,15 @@ def outputs_of(settings: Settings) -> Outputs:
 
 
 def configured_arms(config: pytest.Config, settings: Settings) -> dict[str, Arm]:
-    """Every arm this configuration defines (raises BenchError for a bad declaration)."""
+    """Every arm this configuration defines, fusions last (raises BenchError for a bad declaration)."""
     pyproject = config.inipath if config.inipath and config.inipath.name == "pyproject.toml" else config.rootpath / "pyproject.toml"
     arms = available_arms(pyproject, settings.command_arms, config.hook.pytest_retrieval_bench_arms(config=config))
     for arm in find_fixture_arms(config.pluginmanager.get_plugins()):
         if arm.name in arms:
             raise BenchError(f"fixture arm {arm.name!r} has the name of an arm defined elsewhere")
         arms[arm.name] = arm  # type: ignore[assignment]
+    for fusion in declare_fusions(settings.fuse, arms, lambda arm: arm_identity(arm, TOKENIZER_VERSION)):
+        arms[fusion.name] = fusion  # type: ignore[assignment]
     return arms
 
 
@@ -411,8 +458,8 @@ def summarize_reports(config: pytest.Config, settings: Settings) -> int:
         raise pytest.UsageError("--bench-summarize takes --bench-report OUT and no --bench-samples")
     try:
         known = sorted(configured_arms(config, settings))
-        published, lines = summarize(list(settings.summarize), known, list(settings.baseline_arms or BUILTIN_ARMS), outputs_of(settings),
-                                     settings.gate, settings.allow_partial, settings.table_groups)
+        published, lines = summarize(list(settings.summarize), known, list(settings.baseline_arms or REFERENCE_ARMS), outputs_of(settings),
+                                     settings.gate, settings.allow_partial, settings.table_groups, settings.fuse)
     except BenchError as error:
         raise pytest.UsageError(str(error)) from error
     print("\n".join(lines))

@@ -47,6 +47,8 @@ class Snapshot:
     _files_digest: str | None = field(default=None, repr=False)
     _lexical: Any = field(default=None, repr=False)
     _chunks: Any = field(default=None, repr=False)
+    _repomap: Any = field(default=None, repr=False)
+    rows_dropped: bool = field(default=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -82,8 +84,28 @@ class Snapshot:
                 raise RuntimeError("this snapshot has no index loader")
             self.content_digest()
             self._chunks = self.index_loader(self, "chunks")
-            self.chunk_rows = None  # only needed to build the chunk index; frees a copy of the text
         return self._chunks
+
+    def repomap_index(self) -> Any:
+        """The shared RepoMap file graph over the chunk rows (or over the text files of a tree)."""
+        if self._repomap is None:
+            if self.index_loader is None:
+                raise RuntimeError("this snapshot has no index loader")
+            self.content_digest()
+            self._repomap = self.index_loader(self, "repomap")
+        return self._repomap
+
+    def drop_rows(self) -> None:
+        """Free the chunk rows (a second copy of the text) once the indexes that read them exist."""
+        if self.chunk_rows is not None:
+            self.content_digest()
+            self.chunk_rows = None
+            self.rows_dropped = True
+
+    @property
+    def has_rows(self) -> bool:
+        """Whether the snapshot came with chunk rows (a release), even if they were freed since."""
+        return self.chunk_rows is not None or self.rows_dropped
 
     def path_set(self) -> frozenset[str]:
         cached = self.__dict__.get("_path_set")

@@ -14,7 +14,8 @@ from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.errors import SnapshotError
-from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex
+from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, file_chunks
+from pytest_retrieval_bench.index.repomap import RepoMapIndex, build_repomap
 from pytest_retrieval_bench.index.cache import IndexCache
 
 
@@ -70,23 +71,28 @@ class SnapshotStore:
     def open(self, repo: str, commit: str, index_kinds: Iterable[str]) -> Snapshot:
         """Load a snapshot and build (or load) the indexes its selected arms use."""
         snapshot = self.get(repo, commit)
-        for kind in sorted(index_kinds):
-            if kind == "lexical":
-                snapshot.lexical_index()
-            else:
-                snapshot.chunk_index()
+        kinds = set(index_kinds)
+        if "repomap" in kinds:
+            snapshot.repomap_index()
+        if "chunks" in kinds:
+            snapshot.chunk_index()
+        # the indexes that read the rows exist now: free them before the whole-file index is built
+        snapshot.drop_rows()
+        if "lexical" in kinds:
+            snapshot.lexical_index()
         return snapshot
 
     def drain_events(self) -> list[dict[str, Any]]:
         events, self.events = self.events, []
         return events
 
-    def _indexes(self, snapshot: Snapshot, kind: str) -> LexicalIndex | ChunkIndex:
-        """One kind of index ("lexical" or "chunks"), from the cache when it holds a sound entry.
+    def _indexes(self, snapshot: Snapshot, kind: str) -> LexicalIndex | ChunkIndex | RepoMapIndex:
+        """One kind of index ("lexical", "chunks" or "repomap"), from the cache when it holds a sound entry.
 
-        A tree has no chunk rows: its chunk index is read off its whole-file index instead.
+        A tree has no chunk rows: its chunk index is read off its whole-file index instead, and
+        its map is built from one file row per text file.
         """
-        if kind == "chunks" and snapshot.chunk_rows is None:
+        if kind == "chunks" and not snapshot.has_rows:
             return ChunkIndex.of_files(snapshot.lexical_index())
         started = time.perf_counter()
         digest = snapshot.content_digest()
@@ -96,13 +102,21 @@ class SnapshotStore:
                 self._event(snapshot, kind, "cache", started)
                 return cached
         if kind == "lexical":
-            index: LexicalIndex | ChunkIndex = LexicalIndex.build(snapshot.text_files())
+            index: LexicalIndex | ChunkIndex | RepoMapIndex = LexicalIndex.build(snapshot.text_files())
+        elif kind == "repomap":
+            index = build_repomap(self._rows(snapshot) if snapshot.has_rows else file_chunks(snapshot.text_files()))
         else:
-            index = ChunkIndex.build(snapshot.chunk_rows or [])
+            index = ChunkIndex.build(self._rows(snapshot))
         if self.cache is not None:
             self.cache.store(digest, kind, index)
         self._event(snapshot, kind, "built", started)
         return index
+
+    def _rows(self, snapshot: Snapshot) -> list[dict[str, Any]]:
+        """The chunk rows, read again from the source when set-up freed them."""
+        if snapshot.chunk_rows is not None:
+            return snapshot.chunk_rows
+        return self.resolver.load(snapshot.repo, snapshot.commit).chunk_rows or []
 
     def _event(self, snapshot: Snapshot, kind: str, source: str, started: float) -> None:
         self.events.append({"snapshot": snapshot.key, "kind": kind, "source": source, "files": len(snapshot.texts),

@@ -18,13 +18,18 @@ import zstandard
 
 from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, Postings
+from pytest_retrieval_bench.index.repomap import REPOMAP_VERSION, RepoMapIndex
+
+Index = LexicalIndex | ChunkIndex | RepoMapIndex
+STATS_KEYS = ("file_count", "symbol_count", "edge_count", "source_count", "test_count", "symbol_reference_scan_skipped")
 
 FORMAT = "rb-index-6"
 MAGIC = b"RBIDX6\n"
 
 
 def cache_key(content_digest: str, kind: str) -> str:
-    return hashlib.sha256(f"{FORMAT}\0{TOKENIZER_VERSION}\0{kind}\0{content_digest}".encode()).hexdigest()
+    rules = f"\0{REPOMAP_VERSION}" if kind == "repomap" else ""  # the map's own rules version it too
+    return hashlib.sha256(f"{FORMAT}\0{TOKENIZER_VERSION}{rules}\0{kind}\0{content_digest}".encode()).hexdigest()
 
 
 def _postings_parts(prefix: str, postings: Postings, arrays: dict[str, np.ndarray], lists: dict[str, list[str]]) -> None:
@@ -40,10 +45,16 @@ def _postings(prefix: str, arrays: dict[str, np.ndarray], lists: dict[str, list[
                     arrays[f"{prefix}.docs"], arrays[f"{prefix}.counts"])
 
 
-def _parts(index: LexicalIndex | ChunkIndex) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
+def _parts(index: Index) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
     arrays: dict[str, np.ndarray] = {}
     lists: dict[str, list[str]] = {}
-    if isinstance(index, LexicalIndex):
+    if isinstance(index, RepoMapIndex):
+        arrays.update({"kinds": index.kinds, "token_sizes": index.token_sizes, "edge_offsets": index.edge_offsets,
+                       "edge_targets": index.edge_targets, "edge_weights": index.edge_weights,
+                       "stats": np.array([index.stats[key] for key in STATS_KEYS], dtype=np.int64)})
+        lists["paths"] = index.paths
+        postings = {"postings": index.postings}
+    elif isinstance(index, LexicalIndex):
         arrays["doc_lengths"] = index.doc_lengths
         lists["paths"] = index.paths
         postings = {"content": index.content, "path_tokens": index.path_tokens, "words": index.words}
@@ -56,7 +67,12 @@ def _parts(index: LexicalIndex | ChunkIndex) -> tuple[dict[str, np.ndarray], dic
     return arrays, lists
 
 
-def _index(kind: str, arrays: dict[str, np.ndarray], lists: dict[str, list[str]]) -> LexicalIndex | ChunkIndex:
+def _index(kind: str, arrays: dict[str, np.ndarray], lists: dict[str, list[str]]) -> Index:
+    if kind == "repomap":
+        return RepoMapIndex(paths=lists["paths"], kinds=arrays["kinds"], token_sizes=arrays["token_sizes"],
+                            postings=_postings("postings", arrays, lists), edge_offsets=arrays["edge_offsets"],
+                            edge_targets=arrays["edge_targets"], edge_weights=arrays["edge_weights"],
+                            stats=dict(zip(STATS_KEYS, arrays["stats"].tolist())))
     if kind == "lexical":
         return LexicalIndex(paths=lists["paths"], doc_lengths=arrays["doc_lengths"], content=_postings("content", arrays, lists),
                             path_tokens=_postings("path_tokens", arrays, lists), words=_postings("words", arrays, lists))
@@ -64,7 +80,7 @@ def _index(kind: str, arrays: dict[str, np.ndarray], lists: dict[str, list[str]]
                       token_counts=arrays["token_counts"], distinct_counts=arrays["distinct_counts"], postings=_postings("postings", arrays, lists))
 
 
-def encode(key: str, index: LexicalIndex | ChunkIndex) -> bytes:
+def encode(key: str, index: Index) -> bytes:
     arrays, lists = _parts(index)
     blobs: list[bytes] = []
     layout: dict[str, Any] = {}
@@ -82,7 +98,7 @@ def encode(key: str, index: LexicalIndex | ChunkIndex) -> bytes:
     return MAGIC + zstandard.ZstdCompressor(level=3, write_checksum=True, write_content_size=True).compress(body)
 
 
-def decode(key: str, kind: str, data: bytes) -> LexicalIndex | ChunkIndex:
+def decode(key: str, kind: str, data: bytes) -> Index:
     """Raises ValueError on any inconsistency, so a damaged entry is never used."""
     if not data.startswith(MAGIC):
         raise ValueError("bad magic")
@@ -115,7 +131,7 @@ class IndexCache:
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.idx.zst"
 
-    def load(self, content_digest: str, kind: str) -> LexicalIndex | ChunkIndex | None:
+    def load(self, content_digest: str, kind: str) -> Index | None:
         key = cache_key(content_digest, kind)
         path = self._path(key)
         try:
@@ -125,7 +141,7 @@ class IndexCache:
         except (OSError, ValueError, KeyError, TypeError, orjson.JSONDecodeError):
             return None
 
-    def store(self, content_digest: str, kind: str, index: LexicalIndex | ChunkIndex) -> None:
+    def store(self, content_digest: str, kind: str, index: Index) -> None:
         key = cache_key(content_digest, kind)
         path = self._path(key)
         temporary: str | None = None

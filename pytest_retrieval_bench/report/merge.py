@@ -13,7 +13,7 @@ registration kept under `merged_from`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import orjson
 
@@ -93,7 +93,13 @@ def _registration_of(reports: Sequence[tuple[Path, dict[str, Any]]], arms: list[
     return registration
 
 
-def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: Sequence[str], allow_partial: bool = False) -> dict[str, Any]:
+Derive = Callable[[dict[tuple[str, str], dict[str, Any]], dict[str, dict[str, Any]], dict[str, str]], tuple[list[str], list[str]]]
+"""Adds arms computed from the merged records (fusions): mutates records and identities, returns
+(the new arm names, `id[arm]` items it could not compute)."""
+
+
+def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: Sequence[str], allow_partial: bool = False,
+                  derive: Derive | None = None) -> dict[str, Any]:
     """One report from several over the same bench (see the module docstring for what is refused)."""
     if not paths:
         raise BenchError("--bench-summarize needs at least one report")
@@ -142,6 +148,10 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
                     raise BenchError(f"{path}: sample {entry['id']} names arm {arm!r}, which this bench does not define (known: {', '.join(sorted(known))})")
                 key = f"{labels[entry['id']].get('repo')}@{labels[entry['id']].get('base_commit')}"
                 records[(entry["id"], arm)] = {**record, "sample_id": entry["id"], "arm": arm, "snapshot_sha256": snapshots.get(key)}
+    if derive is not None:
+        added, not_computed = derive(records, labels, identities)
+        arms += [arm for arm in added if arm not in arms]
+        not_run.update(not_computed)
     report = build_report(
         registration=_registration_of(reports, arms, identities),
         samples=[],

@@ -79,6 +79,15 @@ def given_files(task_type: str, gold: dict[str, Any], query: Any) -> list[str]:
     return _dedupe(str(value) for value in values if value)
 
 
+def shown_given_files(task_type: str, gold: dict[str, Any], query: Any) -> list[str]:
+    """The bench's own `given_files`, which its rankers receive: gold.given_files, or for
+    comment2context without them the reviewed file. The scorer removes the union instead."""
+    values = _paths(gold.get("given_files") or [])
+    if not values and task_type == "comment2context" and isinstance(query, dict):
+        values = [query.get("given_file") or query.get("path")]
+    return _dedupe(str(value) for value in values if value)
+
+
 def hard_negatives(row: dict[str, Any], gold: dict[str, Any], gold_files: list[str]) -> list[str]:
     """gold.negative_distractors plus hard_negative_files (top level or in gold), minus gold."""
     values = _paths(gold.get("negative_distractors") or [])
@@ -126,6 +135,7 @@ def parse_arb_row(row: dict[str, Any], source: str, line: int) -> Sample:
         query_text=query_text_for_eval(query),
         gold_files=tuple(gold_files),
         given_files=tuple(given_files(task_type, gold, query)),
+        shown_given=tuple(shown_given_files(task_type, gold, query)),
         hard_negatives=tuple(hard_negatives(row, gold, gold_files)),
         no_gold=gold.get("no_gold") is True,
         organic=metadata.get("organic") is True,

@@ -29,6 +29,12 @@ class Sample:
     line: int
     partition: str = "unassigned"
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    #: the given files an arm is told about, when a format's rule differs from `given_files`
+    shown_given: tuple[str, ...] | None = None
+
+    @property
+    def arm_given_files(self) -> tuple[str, ...]:
+        return self.given_files if self.shown_given is None else self.shown_given
 
     @classmethod
     def positive(cls, *, id: str, task_type: str, repo: str, base_commit: str, query: Any, query_text: str,
@@ -37,6 +43,17 @@ class Sample:
         return cls(id=id, task_type=task_type, repo=repo, base_commit=base_commit, query=query, query_text=query_text,
                    gold_files=gold_files, given_files=(), hard_negatives=(), no_gold=False, organic=False,
                    changed_file=None, source=source, line=line, extra=extra)
+
+    @classmethod
+    def from_labels(cls, sample_id: str, labels: dict[str, Any]) -> "Sample":
+        """A sample rebuilt from a report's labels, for scoring a ranking offline (file metrics only:
+        a format's own metrics need the sample file and the snapshot)."""
+        stratum = labels.get("stratum", "positive")
+        return cls(id=sample_id, task_type=labels.get("task_type", ""), repo=labels.get("repo", ""), base_commit=labels.get("base_commit", ""),
+                   query=None, query_text=labels.get("query_text", ""), gold_files=tuple(labels.get("gold") or ()),
+                   given_files=tuple(labels.get("given") or ()), hard_negatives=tuple(labels.get("hard_negatives") or ()),
+                   no_gold=stratum != "positive", organic=stratum == "natural_no_gold", changed_file=None, source="", line=0,
+                   partition=labels.get("partition", "unassigned"))
 
     @property
     def labeled(self) -> bool:

@@ -1,0 +1,58 @@
+"""The bench's file classes (`is_code_path`, `is_test_path`, `is_noise_path`), frozen.
+
+RepoMap sorts files into test, source and other nodes by these rules; they are the bench's
+candidate filters, so they stay exactly as the bench writes them.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+CODE_SUFFIXES = frozenset({
+    ".bash", ".c", ".cc", ".cpp", ".cs", ".cxx", ".fish", ".go", ".h", ".hpp", ".java", ".js", ".jsx", ".kt", ".kts",
+    ".m", ".mm", ".php", ".proto", ".py", ".pyi", ".rb", ".rs", ".scala", ".sh", ".swift", ".ts", ".tsx", ".zsh",
+})
+NOISE_PARTS = frozenset({
+    ".github", ".idea", ".vscode", "benchmark", "benchmarks", "changelog", "changelogs", "doc", "docs", "documentation",
+    "examples", "licenses", "node_modules", "snapshot", "snapshots", "template", "templates", "vendor",
+})
+NOISE_NAMES = frozenset({"changelog", "changelog.md", "contributing.md", "license", "license.md", "readme", "readme.md"})
+TEST_DIRECTORIES = frozenset({"__tests__", "test", "tests", "testing", "testdata", "testsuite", "testsuites"})
+TEST_NAME_ENDINGS = (
+    "_test.go", "_test.py", "_test.rs", "_test.cc", "_test.cpp", ".spec.js", ".spec.jsx", ".spec.ts", ".spec.tsx",
+    ".test.js", ".test.jsx", ".test.ts", ".test.tsx", "test.java", "tests.java",
+)
+
+
+def _suffix(path: str) -> str:
+    return PurePosixPath(path).suffix.lower()
+
+
+def is_noise_path(path: str) -> bool:
+    normalized = path.replace("\\", "/")
+    pure = PurePosixPath(normalized)
+    parts = {part.lower() for part in normalized.split("/")}
+    return bool(parts & NOISE_PARTS) or pure.name.lower() in NOISE_NAMES or pure.stem.lower() in NOISE_NAMES
+
+
+def is_code_path(path: str) -> bool:
+    return bool(path) and not is_noise_path(path) and _suffix(path) in CODE_SUFFIXES
+
+
+def is_test_path(path: str) -> bool:
+    if not path:
+        return False
+    normalized = path.replace("\\", "/")
+    parts = {part.lower() for part in normalized.split("/")}
+    name = PurePosixPath(normalized.lower()).name
+    named_as_test = name.startswith("test_") or name.endswith(TEST_NAME_ENDINGS)
+    return (bool(parts & TEST_DIRECTORIES) or named_as_test) and _suffix(path) in CODE_SUFFIXES
+
+
+def file_kind(path: str) -> str:
+    """"test", "source" or "other", in that order of precedence."""
+    if is_test_path(path):
+        return "test"
+    if is_code_path(path):
+        return "source"
+    return "other"

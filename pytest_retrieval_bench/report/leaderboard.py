@@ -1,0 +1,106 @@
+"""The report's summary laid out like the Agent Retrieval Bench leaderboard, so a run can be
+compared with the published ARB tables line by line.
+
+Same groups in the same order (`overall`, then the bench's tasks, then any other task
+alphabetically), same columns, same row order (MRR descending, then R@20 descending, then name)
+and the bench's four decimals. Two differences are stated in the output itself: MRR is our
+`mrr@k`, cut at the run's limit (the bench's MRR is over the whole ranking), and a value is
+followed by its 95% interval, written `0.4728 [0.410, 0.530]`, only where the report has one
+for that metric (today: none of these columns; `wilson95` covers `hit@k` only).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_retrieval_bench.report.markdown import escape, pipe_table
+from pytest_retrieval_bench.report.tables import fixed_width, interval
+
+#: the bench's task order (`model_report.TASK_ORDER`); other tasks follow alphabetically
+TASK_ORDER = ("overall", "code2test", "comment2context", "trace2code", "testlog2code")
+#: (header, summary metric key); the MRR header is given its k by `_columns`
+METRICS = (("R@5", "recall@5"), ("R@10", "recall@10"), ("R@20", "recall@20"), ("MRR@{k}", "mrr@k"), ("BCY@8k", "bcy@8000"))
+
+Leaderboard = tuple[str, list[str], list[list[str]]]
+
+
+def _limit(report: dict[str, Any]) -> int:
+    return int(report.get("registration", {}).get("limit") or 20)
+
+
+def _columns(limit: int) -> list[tuple[str, str]]:
+    return [(header.format(k=limit), key) for header, key in METRICS]
+
+
+def task_sort_key(task: str) -> tuple[int, str]:
+    """The bench's order: known tasks by position, then the rest by name."""
+    return (TASK_ORDER.index(task), task) if task in TASK_ORDER else (len(TASK_ORDER), task)
+
+
+def row_sort_key(arm: str, entry: dict[str, Any]) -> tuple[Any, ...]:
+    """MRR descending, then R@20 descending, then arm name; a missing value ranks below any value
+    (the bench reads it as 0.0, which would tie it with a real zero)."""
+    metrics = entry.get("metrics") or {}
+
+    def descending(key: str) -> tuple[bool, float]:
+        value = metrics.get(key)
+        return (value is None, -float(value) if value is not None else 0.0)
+
+    return (*descending("mrr@k"), *descending("recall@20"), arm)
+
+
+def cell(entry: dict[str, Any], key: str) -> str:
+    """Four decimals, as the bench prints them; the 95% interval after it when the report has one;
+    `-` when the report has no such metric (e.g. recall@20 under a limit below 20)."""
+    value = (entry.get("metrics") or {}).get(key)
+    if value is None:
+        return "-"
+    bounds = (entry.get("wilson95") or {}).get(key)
+    return f"{float(value):.4f} {interval(bounds)}" if bounds else f"{float(value):.4f}"
+
+
+def _groups(summary: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(title, arms) per group with any positive item: `all` as `overall`, then `task:` groups."""
+    groups = [("overall", summary["all"])] if "all" in summary else []
+    tasks = [(group.split(":", 1)[1], arms) for group, arms in summary.items() if group.startswith("task:")]
+    groups += sorted(tasks, key=lambda item: task_sort_key(item[0]))
+    return [(title, arms) for title, arms in groups if any(entry.get("positives") for entry in arms.values())]
+
+
+def leaderboard_tables(report: dict[str, Any]) -> list[Leaderboard]:
+    """One (title, headers, rows) per group, rows = arms in the bench's order, cells as text."""
+    columns = _columns(_limit(report))
+    headers = ["arm", "samples", *(header for header, _ in columns)]
+    tables = []
+    for title, arms in _groups(report.get("summary") or {}):
+        ordered = sorted(arms.items(), key=lambda item: row_sort_key(*item))
+        rows = [[arm, str(entry.get("positives", 0)), *(cell(entry, key) for _, key in columns)] for arm, entry in ordered]
+        tables.append((title, headers, rows))
+    return tables
+
+
+def notes(report: dict[str, Any]) -> list[str]:
+    """What differs from the bench's own table, said next to the numbers."""
+    limit = _limit(report)
+    return [f"MRR@{limit} is MRR cut at the run's limit k={limit} (0 when no gold file is in the top {limit}); the bench's MRR is over the "
+            f"whole ranking, so the two differ when the first gold file ranks below {limit}",
+            "samples = the arm's positive items in the group; values are means over them, 4 decimals; [low, high] = a 95% interval "
+            "where the report has one for that metric; - = metric not in the report; groups without positive items are left out"]
+
+
+def leaderboard_text(report: dict[str, Any]) -> str:
+    """Fixed-width tables for the terminal."""
+    lines = ["retrieval-bench leaderboard (Agent Retrieval Bench layout)", *(f"  {note}" for note in notes(report))]
+    for title, headers, rows in leaderboard_tables(report):
+        lines += ["", title, *fixed_width((headers, rows))]
+    return "\n".join(lines) + "\n"
+
+
+def leaderboard_markdown(report: dict[str, Any]) -> str:
+    """Pipe tables under `## overall`, `## code2test`, ... headings, as the bench's document."""
+    lines = ["# Leaderboard", "", *(f"- {escape(note)}" for note in notes(report))]
+    for title, headers, rows in leaderboard_tables(report):
+        table = pipe_table((headers, rows))
+        table[1] = "|" + "|".join("---" if header == "arm" else "---:" for header in headers) + "|"  # numbers right-aligned
+        lines += ["", f"## {escape(title)}", "", *table]
+    return "\n".join(lines) + "\n"

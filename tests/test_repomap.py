@@ -1,0 +1,222 @@
+"""arb-repomap: the bench's RepoMap ranker, checked against rankings recorded from the bench itself.
+
+`tests/fixtures/arb_reference/repomap.json` holds what `agent_retrieval_bench.repomap_eval`
+returns for every sample of the bundled release (see the fixture README); the arm must give the
+same paths and the same final scores, bit for bit, and the map must be the same whatever the
+interpreter's string-hash seed.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pytest_retrieval_bench.arms.base import Request
+from pytest_retrieval_bench.arms.repomap import QueryView, RepoMapArm, file_scores, personalized_pagerank, rank_files
+from pytest_retrieval_bench.corpus.chunks import find_chunk_file, read_chunk_file
+from pytest_retrieval_bench.index.cache import IndexCache, cache_key, decode, encode
+from pytest_retrieval_bench.index.path_kinds import file_kind, is_code_path, is_test_path
+from pytest_retrieval_bench.index.postings import file_chunks
+from pytest_retrieval_bench.index.repomap import build_repomap, import_specs, resolve_import, source_test_keys
+from pytest_retrieval_bench.samples.arb import query_text_for_eval, shown_given_files
+
+ROOT = Path(__file__).resolve().parent.parent
+RELEASE_CORPUS = ROOT / "testdata" / "release" / "corpus" / "synthetic_v1"
+RELEASE_SAMPLES = ROOT / "testdata" / "release" / "benchmark" / "synthetic_v1" / "samples.jsonl"
+FIXTURE = ROOT / "tests" / "fixtures" / "arb_reference" / "repomap.json"
+COMMIT = "c" * 40
+
+
+def request_for(sample: dict[str, Any], snapshot: Any = None) -> Request:
+    query = sample.get("query") or {}
+    task = sample.get("task_type", "")
+    return Request(sample_id=sample["id"], task_type=task, repo=sample["repo"], base_commit=sample["base_commit"], query=query,
+                   query_text=query_text_for_eval(query), changed_file=None, k=20, snapshot=snapshot,
+                   given_files=tuple(shown_given_files(task, sample.get("gold") or {}, query)))
+
+
+@functools.lru_cache(maxsize=None)
+def release_cases() -> tuple[tuple[dict[str, Any], Any, dict[str, Any]], ...]:
+    recorded = json.loads(FIXTURE.read_text(encoding="utf-8"))["samples"]
+    snapshots: dict[tuple[str, str], Any] = {}
+    cases = []
+    for line in RELEASE_SAMPLES.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        sample = json.loads(line)
+        key = (sample["repo"], sample["base_commit"])
+        if key not in snapshots:
+            snapshot = read_chunk_file(find_chunk_file(RELEASE_CORPUS, *key), *key)  # type: ignore[arg-type]
+            snapshot.index_loader = lambda s, kind, rows=list(snapshot.chunk_rows or []): build_repomap(rows)
+            snapshots[key] = snapshot
+        cases.append((sample, snapshots[key], recorded[sample["id"]]))
+    return tuple(cases)
+
+
+def test_rankings_and_scores_equal_the_bench_bit_for_bit() -> None:
+    cases = release_cases()
+    assert len(cases) == len(json.loads(FIXTURE.read_text(encoding="utf-8"))["samples"]) >= 30
+    tasks = set()
+    for sample, snapshot, recorded in cases:
+        index = snapshot.repomap_index()
+        view = QueryView.of(index)
+        request = request_for(sample, snapshot)
+        ranking = rank_files(index, view, request)
+        assert ranking[:50] == recorded["paths"], sample["id"]
+        scores = file_scores(index, view, request)
+        position = {path: number for number, path in enumerate(index.paths)}
+        assert [repr(float(scores[position[path]])) for path in recorded["paths"]] == recorded["scores"], sample["id"]
+        assert RepoMapArm().retrieve(request).ranking == [path for path in ranking if path in snapshot.path_set()]
+        tasks.add(sample.get("task_type"))
+    assert {"code2test", "comment2context", "trace2code"} <= tasks  # every affinity rule is exercised
+
+
+def test_map_statistics_equal_the_bench() -> None:
+    recorded = json.loads(FIXTURE.read_text(encoding="utf-8"))["map_stats"]
+    seen = {}
+    for sample, snapshot, _ in release_cases():
+        stats = dict(snapshot.repomap_index().stats)
+        stats["symbol_reference_scan_skipped"] = bool(stats["symbol_reference_scan_skipped"])
+        seen[snapshot.key] = stats
+    assert seen == recorded
+
+
+def _map_digest_script() -> str:
+    return (
+        "import hashlib, json, sys\n"
+        "from pytest_retrieval_bench.corpus.chunks import find_chunk_file, read_chunk_file\n"
+        "from pytest_retrieval_bench.index.repomap import build_repomap\n"
+        "from pytest_retrieval_bench.index.cache import encode\n"
+        "corpus, repo, commit = sys.argv[1:4]\n"
+        "from pathlib import Path\n"
+        "rows = read_chunk_file(find_chunk_file(Path(corpus), repo, commit), repo, commit).chunk_rows\n"
+        "print(hashlib.sha256(encode('k', build_repomap(rows))).hexdigest())\n"
+    )
+
+
+def test_the_map_does_not_depend_on_the_string_hash_seed() -> None:
+    """Where the bench iterates sets, the map iterates sorted: the same arrays under any seed."""
+    sample, snapshot, _ = release_cases()[0]
+    digests = set()
+    for seed in ("0", "1", "12345"):
+        result = subprocess.run([sys.executable, "-c", _map_digest_script(), str(RELEASE_CORPUS), snapshot.repo, snapshot.commit],
+                                capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed}, check=True)
+        digests.add(result.stdout.strip())
+    assert len(digests) == 1
+
+
+def test_cache_round_trip_keeps_the_ranking() -> None:
+    sample, snapshot, recorded = release_cases()[0]
+    index = snapshot.repomap_index()
+    key = cache_key("d" * 64, "repomap")
+    loaded = decode(key, "repomap", encode(key, index))
+    assert loaded.paths == index.paths and loaded.stats == index.stats
+    for name in ("kinds", "token_sizes", "edge_offsets", "edge_targets", "edge_weights"):
+        assert np.array_equal(getattr(loaded, name), getattr(index, name)), name
+    assert rank_files(loaded, QueryView.of(loaded), request_for(sample))[:50] == recorded["paths"]
+    assert cache_key("d" * 64, "repomap") != cache_key("d" * 64, "chunks")
+
+
+def test_cache_store_and_load(tmp_path: Path) -> None:
+    sample, snapshot, recorded = release_cases()[1]
+    cache = IndexCache(tmp_path)
+    cache.store("e" * 64, "repomap", snapshot.repomap_index())
+    loaded = cache.load("e" * 64, "repomap")
+    assert loaded is not None and loaded.paths == snapshot.repomap_index().paths
+    assert cache.load("e" * 64, "chunks") is None
+
+
+# -- the map's rules, on tiny inputs where the expected graph is known by hand ------------------
+
+
+def _tree(files: dict[str, str]) -> Any:
+    return build_repomap(file_chunks(sorted(files.items())))
+
+
+def _edges(index: Any) -> dict[tuple[str, str], float]:
+    out = {}
+    for node, path in enumerate(index.paths):
+        start, end = index.edge_offsets[node], index.edge_offsets[node + 1]
+        for target, weight in zip(index.edge_targets[start:end].tolist(), index.edge_weights[start:end].tolist()):
+            out[(path, index.paths[target])] = weight
+    return out
+
+
+def test_a_tree_maps_its_text_files_with_import_and_test_pair_edges() -> None:
+    index = _tree({
+        "pkg/router.py": "from pkg.handlers import handle_request\n",
+        "pkg/handlers.py": "def handle_request(): pass\n",
+        "tests/test_router.py": "import pkg.router\n",
+        "README.md": "# docs\n",
+    })
+    edges = _edges(index)
+    assert index.paths == ["README.md", "pkg/handlers.py", "pkg/router.py", "tests/test_router.py"]  # path order
+    assert edges[("pkg/router.py", "pkg/handlers.py")] == 1.5 and edges[("pkg/handlers.py", "pkg/router.py")] == 1.5
+    # an import (1.5) and the router/test_router name pair (2.0) add up on the same edge
+    assert edges[("tests/test_router.py", "pkg/router.py")] == 3.5
+    assert not any("README.md" in pair for pair in edges)
+    assert index.stats["symbol_count"] == 0  # a tree has no symbol rows
+    assert [int(kind) for kind in index.kinds] == [0, 1, 1, 2]
+
+
+def test_path_kinds_follow_the_bench() -> None:
+    assert file_kind("src/app.py") == "source" and file_kind("tests/test_app.py") == "test"
+    assert file_kind("docs/conf.py") == "other"  # a noise directory
+    assert file_kind("web/app.spec.ts") == "test" and file_kind("README.md") == "other"
+    assert is_test_path("src/FooTest.java") and not is_code_path("vendor/lib.go")
+    assert file_kind("testdata/fixture.json") == "other"  # a test location, but not code
+
+
+def test_import_specs_and_resolution() -> None:
+    assert import_specs("from .models import User\n// import x\nconst a = require('./util')\n#include \"io.h\"\n") == [".models", "./util", "io.h"]
+    paths = {"pkg/models.py", "pkg/util.js", "include/io.h", "pkg/__init__.py"}
+    from pytest_retrieval_bench.index.repomap import _module_names
+
+    names = _module_names(sorted(paths))
+    assert resolve_import(".models", "pkg/views.py", names) == ["pkg/models.py"]
+    assert resolve_import("./util", "pkg/index.js", names) == ["pkg/util.js"]
+    assert resolve_import("io.h", "src/main.c", names) == ["include/io.h"]  # by its file name
+    assert resolve_import("..", "pkg/sub/x.py", names) == ["pkg/__init__.py"]
+
+
+def test_test_source_keys() -> None:
+    assert source_test_keys("tests/test_router.py") == ["router"]
+    assert source_test_keys("binding/json_test.go") == ["json", "binding:json"]
+    assert source_test_keys("a/io_test.go") == []  # a stem under three characters pairs with nothing
+
+
+def test_pagerank_matches_the_sequential_definition() -> None:
+    """The vectorised iteration against the bench's loop written out, on a graph with a dangling node."""
+    index = _tree({"a.py": "import b\nimport c\n", "b.py": "import c\n", "c.py": "", "d.py": ""})
+    seeds = np.array([0.5, 0.0, 2.0, 0.25])
+    got = personalized_pagerank(index, seeds)
+    edges = _edges(index)
+    nodes = index.paths
+    total = sum(seeds.tolist())
+    base = {node: seeds[i] / total for i, node in enumerate(nodes)}
+    out = {node: sum(weight for (source, _), weight in edges.items() if source == node) for node in nodes}
+    ranks = dict(base)
+    for _ in range(24):
+        following = {node: (1.0 - 0.85) * base[node] for node in nodes}
+        dangling = sum(ranks[node] for node in nodes if out[node] <= 0)
+        if dangling:
+            for node in nodes:
+                following[node] += 0.85 * dangling * base[node]
+        for node in nodes:
+            if out[node] > 0:
+                share = 0.85 * ranks[node] / out[node]
+                for (source, target), weight in edges.items():
+                    if source == node:
+                        following[target] += share * weight
+        ranks = following
+    assert [float(value) for value in got] == [ranks[node] for node in nodes]
+    assert out["d.py"] == 0 and ranks["d.py"] > 0
