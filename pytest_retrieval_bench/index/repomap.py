@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -91,7 +91,7 @@ class _Node:
     symbols: set[str] | None = None
 
 
-def _nodes(rows: Iterable[dict[str, Any]]) -> dict[str, _Node]:
+def _nodes(rows: Iterable[dict[str, Any]], key_of: Callable[[str], str]) -> dict[str, _Node]:
     nodes: dict[str, _Node] = {}
     for row in rows:
         path = str(row.get("path") or "")
@@ -103,7 +103,7 @@ def _nodes(rows: Iterable[dict[str, Any]]) -> dict[str, _Node]:
         if row.get("kind") == "file" and not node.text:
             node.text = str(row.get("text") or "")
         symbol = str(row.get("symbol") or "").strip()
-        if symbol and informative_key(symbol):
+        if symbol and key_of(symbol):
             node.symbols.add(symbol)  # type: ignore[union-attr]
     return nodes
 
@@ -217,10 +217,13 @@ def _import_edges(nodes: dict[str, _Node], graph: _Graph) -> None:
                     graph.add(path, target, IMPORT_WEIGHT)
 
 
-def _symbol_edges(nodes: dict[str, _Node], tokens: dict[str, set[str]], graph: _Graph) -> bool:
+def _symbol_edges(nodes: dict[str, _Node], tokens: dict[str, set[str]], graph: _Graph, key_of: Callable[[str], str]) -> bool:
     """Edges from a file to the few files defining a multi-part symbol all of whose parts it holds.
 
     Returns False (no edges) when more than `SYMBOL_SCAN_MAX_FILES` files are source or test.
+    The bench's order, with its set iterations sorted: tokens and keys ascending, keys ranked by
+    how many of a file's tokens name them (ties: first counted first), the first
+    `4 * SYMBOL_REFS_PER_FILE` kept, at most `SYMBOL_REFS_PER_FILE` targets a file.
     """
     searchable = [path for path, node in nodes.items() if node.kind != "other"]
     if len(searchable) > SYMBOL_SCAN_MAX_FILES:
@@ -228,14 +231,14 @@ def _symbol_edges(nodes: dict[str, _Node], tokens: dict[str, set[str]], graph: _
     definers: dict[str, set[str]] = defaultdict(set)
     for path in searchable:
         for symbol in nodes[path].symbols or ():
-            key = informative_key(symbol)
+            key = key_of(symbol)
             if key:
                 definers[key].add(path)
     parts_of: dict[str, set[str]] = {}
     keys_of_token: dict[str, set[str]] = defaultdict(set)
     for path in searchable:
         for symbol in sorted(nodes[path].symbols or ()):
-            key = informative_key(symbol)
+            key = key_of(symbol)
             if not key or len(definers[key]) > SYMBOL_KEY_FILES:
                 continue
             parts = {token for token in bench_tokens(symbol) if len(token) >= 3 and token not in GENERIC_SYMBOLS}
@@ -244,21 +247,40 @@ def _symbol_edges(nodes: dict[str, _Node], tokens: dict[str, set[str]], graph: _
             parts_of[key] = parts
             for token in parts:
                 keys_of_token[token].add(key)
+    # token -> its keys as a ragged array (tokens and keys numbered in sorted order), so a file's
+    # key counts are one gather and one `np.unique` instead of a dictionary increment per pair
+    token_ids = {token: number for number, token in enumerate(sorted(keys_of_token))}
+    key_names = sorted(parts_of)
+    key_ids = {key: number for number, key in enumerate(key_names)}
+    key_lists = [sorted(key_ids[key] for key in keys_of_token[token]) for token in sorted(keys_of_token)]
+    offsets = np.zeros(len(key_lists) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(keys) for keys in key_lists])
+    token_keys = np.fromiter((key for keys in key_lists for key in keys), dtype=np.int64, count=int(offsets[-1]))
+    part_counts = np.array([len(parts_of[key]) for key in key_names], dtype=np.int64)
+    ordered_definers: dict[int, list[str]] = {}
+    kept = SYMBOL_REFS_PER_FILE * 4
     for path in searchable:
-        token_set = tokens[path]
-        if not token_set:
+        ids = np.array(sorted(token_ids[token] for token in tokens[path] if token in token_ids), dtype=np.int64)
+        if not len(ids):
             continue
-        matched: Counter[str] = Counter()
-        for token in sorted(token_set):
-            for key in sorted(keys_of_token.get(token, ())):
-                matched[key] += 1
+        starts, lengths = offsets[ids], offsets[ids + 1] - offsets[ids]
+        total = int(lengths.sum())
+        if not total:
+            continue
+        gather = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(total)
+        # the keys in the bench's counting order: tokens ascending, each token's keys ascending
+        keys, first, counts = np.unique(token_keys[gather], return_index=True, return_counts=True)
+        # Counter.most_common(n): count descending, ties in first-counted order
+        ranked = np.lexsort((first, -counts))[:kept]
         refs = 0
         seen: set[str] = set()
-        for key, count in matched.most_common(SYMBOL_REFS_PER_FILE * 4):
-            parts = parts_of.get(key)
-            if not parts or count < len(parts):
+        for key, count in zip(keys[ranked].tolist(), counts[ranked].tolist()):
+            if count < part_counts[key]:
                 continue
-            for target in sorted(definers[key]):
+            targets = ordered_definers.get(key)
+            if targets is None:
+                targets = ordered_definers[key] = sorted(definers[key_names[key]])
+            for target in targets:
                 if target == path or target in seen:
                     continue
                 graph.add(path, target, SYMBOL_WEIGHT)
@@ -308,7 +330,15 @@ def _test_pair_edges(nodes: dict[str, _Node], graph: _Graph) -> None:
 
 def build_repomap(rows: Iterable[dict[str, Any]]) -> RepoMapIndex:
     """The map of a snapshot's chunk rows (or of `file_chunks(...)` for a tree)."""
-    nodes = _nodes(rows)
+    keys: dict[str, str] = {}
+
+    def key_of(symbol: str) -> str:  # symbols repeat across files and loops: key each once
+        key = keys.get(symbol)
+        if key is None:
+            key = keys[symbol] = informative_key(symbol)
+        return key
+
+    nodes = _nodes(rows, key_of)
     paths = list(nodes)
     builder = PostingsBuilder()
     token_sets: dict[str, set[str]] = {}
@@ -324,7 +354,7 @@ def build_repomap(rows: Iterable[dict[str, Any]]) -> RepoMapIndex:
     postings = builder.finish()
     graph = _Graph({path: position for position, path in enumerate(paths)})
     _import_edges(nodes, graph)
-    scanned = _symbol_edges(nodes, token_sets, graph)
+    scanned = _symbol_edges(nodes, token_sets, graph, key_of)
     _test_pair_edges(nodes, graph)
     del token_sets
     offsets = np.zeros(len(paths) + 1, dtype=np.int64)
