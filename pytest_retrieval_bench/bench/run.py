@@ -15,6 +15,7 @@ from pytest_retrieval_bench.arms.fusion import ComponentFailed, FusionArm, fuse_
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import ArmError, SnapshotError
+from pytest_retrieval_bench.scoring.budgets import BCY_NAMES, TokenCounts, bcy_metrics
 from pytest_retrieval_bench.scoring.metrics import positive_metrics, rank_of_first_gold, scored_ranking, selective_success, zero_metrics
 from pytest_retrieval_bench.samples.model import Sample
 
@@ -68,7 +69,7 @@ def run_item(sample: Sample, arm_name: str, request: Request, snapshot: Snapshot
     except Exception as exc:  # an arm's failure is recorded, never an abstention
         error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ArmError) else str(exc)
     record["wall_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
-    return {**record, **score(sample, answer, error, limit, snapshot.read_text)}
+    return {**record, **score(sample, answer, error, limit, snapshot.read_text, snapshot.token_counts())}
 
 
 def run_arm(sample: Sample, arm: Arm, store: SnapshotStore, limit: int) -> dict[str, Any]:
@@ -98,18 +99,23 @@ def offline_fused_record(fusion: FusionArm, sample: Sample, components: dict[str
             "query_truncated": False, "snapshot_sha256": first.get("snapshot_sha256"), **score(sample, answer, error, limit)}
 
 
+NO_TEXT = TokenCounts(lambda _: None)
+"""An item that never reached its snapshot still scores zero BCY, like every metric."""
+
+
 def failed_record(sample: Sample, arm_name: str, error: str, limit: int) -> dict[str, Any]:
     """The record of an item that never reached its arm (its snapshot failed, or it was lost)."""
     return {"sample_id": sample.id, "arm": arm_name, "wall_ms": 0.0, "query_chars": len(sample.query_text),
-            "query_truncated": False, **score(sample, None, error, limit)}
+            "query_truncated": False, **score(sample, None, error, limit, counts=NO_TEXT)}
 
 
 def score(sample: Sample, answer: Answer | None, error: str | None, limit: int,
-          read_text: Callable[[str], str | None] | None = None) -> dict[str, Any]:
+          read_text: Callable[[str], str | None] | None = None, counts: TokenCounts | None = None) -> dict[str, Any]:
     """The scored part of a record; an error scores zero and is never an abstention.
 
     `read_text` (the snapshot's) lets a format check its sample against the snapshot and
     score line spans; without it those checks are skipped and span weights fall back to 1.
+    `counts` (the snapshot's token counts) adds `bcy@<budget>` to a positive item's metrics.
     """
     if answer is not None and not error and read_text is not None:
         error = format_metrics.verify_sample(sample, read_text)  # an edited known-target case
@@ -121,6 +127,8 @@ def score(sample: Sample, answer: Answer | None, error: str | None, limit: int,
         metrics = zero_metrics(limit)
     else:
         metrics = positive_metrics(ranking, sample.gold_files, sample.hard_negatives, limit)
+    if not sample.no_gold and counts is not None:  # without the snapshot's text (a merge's fusion) there is no BCY
+        metrics.update(dict.fromkeys(BCY_NAMES, 0.0) if error else bcy_metrics(ranking, sample.gold_files, counts))
     extra: dict[str, Any] = {}
     if not sample.no_gold and format_metrics.has_extra(sample):
         text = read_text or (lambda _: None)

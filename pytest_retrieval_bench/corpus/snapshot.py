@@ -9,6 +9,8 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
+from pytest_retrieval_bench.scoring.budgets import TokenCounts
+
 MAX_TEXT_BYTES = 1_048_576
 
 
@@ -49,6 +51,7 @@ class Snapshot:
     _chunks: Any = field(default=None, repr=False)
     _repomap: Any = field(default=None, repr=False)
     rows_dropped: bool = field(default=False, repr=False)
+    _token_counts: Any = field(default=None, repr=False)
 
     @property
     def key(self) -> str:
@@ -106,6 +109,12 @@ class Snapshot:
     def has_rows(self) -> bool:
         """Whether the snapshot came with chunk rows (a release), even if they were freed since."""
         return self.chunk_rows is not None or self.rows_dropped
+
+    def token_counts(self) -> TokenCounts:
+        """The files' BCY token counts, each file counted once for every item of the snapshot."""
+        if self._token_counts is None:
+            self._token_counts = TokenCounts(self.read_text)
+        return self._token_counts
 
     def path_set(self) -> frozenset[str]:
         cached = self.__dict__.get("_path_set")

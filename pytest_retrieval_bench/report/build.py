@@ -17,7 +17,8 @@ from pytest_retrieval_bench.scoring.metrics import cutoffs
 from pytest_retrieval_bench.scoring.verdicts import holm, verdict_of
 from pytest_retrieval_bench.samples.model import Sample
 
-PAIRED_METRICS = ("recall@5", "recall@10", "recall@20", "mrr@k")
+PAIRED_METRICS = ("recall@5", "recall@10", "recall@20", "mrr@k", "bcy@8000")
+"""bcy@8000 is paired where both arms carry it (a merge's fused arm has no text to pack)."""
 PER_REPO_MINIMUM = 5
 
 
@@ -144,7 +145,8 @@ def build_summary(rows_by_arm: dict[str, list[dict[str, Any]]], limit: int, with
 def paired_comparison(name: str, candidate: dict[str, dict[str, Any]], baseline: dict[str, dict[str, Any]], metric: str) -> dict[str, Any] | None:
     """Candidate minus baseline over positives both arms scored, in sample-id order."""
     ids = sorted(set(candidate) & set(baseline))
-    ids = [sample_id for sample_id in ids if candidate[sample_id]["_positive"] and metric in candidate[sample_id]["metrics"]]
+    ids = [sample_id for sample_id in ids if candidate[sample_id]["_positive"] and metric in candidate[sample_id]["metrics"]
+           and (metric in baseline[sample_id]["metrics"] or not metric.startswith("bcy@"))]
     if not ids:
         return None
     diffs = [candidate[i]["metrics"][metric] - baseline[i]["metrics"].get(metric, 0.0) for i in ids]
@@ -168,7 +170,7 @@ def paired_comparison(name: str, candidate: dict[str, dict[str, Any]], baseline:
 
 
 def build_paired(rows_by_arm: dict[str, list[dict[str, Any]]], baselines: Sequence[str], limit: int, with_folds: bool) -> dict[str, Any]:
-    metrics = [metric for metric in PAIRED_METRICS if metric == "mrr@k" or int(metric.split("@")[1]) <= limit]
+    metrics = [metric for metric in PAIRED_METRICS if not metric.startswith("recall@") or int(metric.split("@")[1]) <= limit]
     candidates = [arm for arm in sorted(rows_by_arm) if arm not in baselines]
     present_baselines = [arm for arm in baselines if arm in rows_by_arm]
     by_group: dict[str, dict[str, dict[str, dict[str, Any]]]] = defaultdict(lambda: defaultdict(dict))
