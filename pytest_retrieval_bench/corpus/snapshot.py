@@ -72,31 +72,27 @@ class Snapshot:
             raise RuntimeError("this snapshot has no private copy provider")
         return self.directory_provider(self)
 
-    def lexical_index(self) -> Any:
-        """The shared whole-file `LexicalIndex` (built or loaded from the cache on first use)."""
-        if self._lexical is None:
+    def _index(self, kind: str) -> Any:
+        """One kind of index, built or loaded from the cache on first use, then kept."""
+        attribute = f"_{kind}"
+        if getattr(self, attribute) is None:
             if self.index_loader is None:
                 raise RuntimeError("this snapshot has no index loader")
-            self._lexical = self.index_loader(self, "lexical")
-        return self._lexical
+            self.content_digest()  # before the rows that feed it may be freed
+            setattr(self, attribute, self.index_loader(self, kind))
+        return getattr(self, attribute)
+
+    def lexical_index(self) -> Any:
+        """The shared whole-file `LexicalIndex`."""
+        return self._index("lexical")
 
     def chunk_index(self) -> Any:
         """The shared `ChunkIndex` over the chunk rows (or one file chunk per text file)."""
-        if self._chunks is None:
-            if self.index_loader is None:
-                raise RuntimeError("this snapshot has no index loader")
-            self.content_digest()
-            self._chunks = self.index_loader(self, "chunks")
-        return self._chunks
+        return self._index("chunks")
 
     def repomap_index(self) -> Any:
         """The shared RepoMap file graph over the chunk rows (or over the text files of a tree)."""
-        if self._repomap is None:
-            if self.index_loader is None:
-                raise RuntimeError("this snapshot has no index loader")
-            self.content_digest()
-            self._repomap = self.index_loader(self, "repomap")
-        return self._repomap
+        return self._index("repomap")
 
     def drop_rows(self) -> None:
         """Free the chunk rows (a second copy of the text) once the indexes that read them exist."""
