@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from pytest_retrieval_bench.arms.registry import CORVINT_ARMS, REFERENCE_ARMS
+from pytest_retrieval_bench.bench.outputs import check_outputs
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import write_atomically
 from pytest_retrieval_bench.report.merge import read_report
@@ -56,11 +57,14 @@ def _summarize(args: argparse.Namespace) -> int:
     if (args.gate or args.fail_regressed or args.update_baseline) and args.baseline is None:
         print("retrieval-bench: error: --gate, --fail-regressed and --update-baseline need --baseline REPORT", file=sys.stderr)
         return 2
-    report = read_report(args.reports[0]) if args.reports else {}
-    limit = int(report.get("registration", {}).get("limit") or 20)
-    outputs = Outputs(report=args.output, markdown=args.markdown, html=args.html, baseline=args.baseline,
-                      update_baseline=args.update_baseline, fail_regressed=args.fail_regressed, limit=limit)
     try:
+        check_outputs([("--output", args.output), ("--markdown", args.markdown), ("--html", args.html),
+                       ("--baseline (with --update-baseline)", args.baseline if args.update_baseline else None)],
+                      [*(("report", path) for path in args.reports), *([("--baseline", args.baseline)] if args.baseline and not args.update_baseline else [])], [])
+        report = read_report(args.reports[0]) if args.reports else {}
+        limit = int(report.get("registration", {}).get("limit") or 20)
+        outputs = Outputs(report=args.output, markdown=args.markdown, html=args.html, baseline=args.baseline,
+                          update_baseline=args.update_baseline, fail_regressed=args.fail_regressed, limit=limit)
         published, lines = summarize(args.reports, [*REFERENCE_ARMS, *CORVINT_ARMS, *args.arm], [a for a in args.baseline_arms.split(",") if a],
                                      outputs, args.gate, args.allow_partial, [g for g in args.table.split(",") if g], args.fuse)
     except BenchError as error:
@@ -74,6 +78,7 @@ def _html(args: argparse.Namespace) -> int:
     from pytest_retrieval_bench.report.html import render_html
 
     try:
+        check_outputs([("--output", args.output)], [("report", args.report)], [])
         report = read_report(args.report)
         write_atomically(args.output, render_html(report).encode("utf-8"))
     except BenchError as error:
@@ -91,6 +96,7 @@ def _leaderboard(args: argparse.Namespace) -> int:
     from pytest_retrieval_bench.report.leaderboard import leaderboard_markdown, leaderboard_tables, leaderboard_text
 
     try:
+        check_outputs([("--markdown", args.markdown)], [("report", args.report)], [])
         report = read_report(args.report)
     except BenchError as error:
         print(f"retrieval-bench: error: {error}", file=sys.stderr)

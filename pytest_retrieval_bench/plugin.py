@@ -19,7 +19,7 @@ from pytest_retrieval_bench.bench.session import BenchSession
 from pytest_retrieval_bench.collect import RECORD_KEY, BenchFile, BenchItem
 from pytest_retrieval_bench.corpus.copies import make_base_directory
 from pytest_retrieval_bench.fixtures import SESSION_KEY, bench_request, bench_samples, bench_session, bench_snapshot, bench_snapshots
-from pytest_retrieval_bench.options import WORKER_DIRS, add_options, path_bases, read_settings, samples_for_run
+from pytest_retrieval_bench.options import WORKER_DIRS, add_options, path_bases, read_settings, refuse_destructive_outputs, samples_for_run
 from pytest_retrieval_bench.terminal import SnapshotProgress, add_failures_to_summary, header_lines, status_of, summary_lines
 
 __all__ = ["bench_request", "bench_samples", "bench_snapshot", "bench_snapshots"]  # fixtures, registered by import
@@ -51,7 +51,9 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
         return None
     from pytest_retrieval_bench.bench.session import summarize_reports
 
-    return summarize_reports(config, read_settings(config))
+    settings = read_settings(config)
+    refuse_destructive_outputs(settings)
+    return summarize_reports(config, settings)
 
 
 @pytest.hookimpl(trylast=True)
@@ -67,6 +69,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not samples:
         return
     settings = settings.with_samples(samples)
+    if role != "worker":
+        refuse_destructive_outputs(settings)
     if role == "worker":
         base, owns = Path(config.workerinput[WORKER_BASE]), False  # type: ignore[attr-defined]
     else:

@@ -6,6 +6,8 @@ from written reports (merging), all give the same bytes (wall_ms and latency asi
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -39,11 +41,30 @@ def _rounded(value: Any) -> Any:
 
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Write via a temporary file and rename, so a crash never leaves half a report."""
+    """Write a temporary file beside `path`, flush it to disk, then rename it over `path`: a crash or
+    a full disk leaves the old file or the new one, never half of one (nor the temporary)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_bytes(data)
-    temporary.replace(path)
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.chmod(name, _file_mode(path))  # mkstemp makes 0600; a report is as readable as any file
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(name, path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+
+
+def _file_mode(path: Path) -> int:
+    """The mode of the file being replaced, or what the umask gives a new file."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def samples_digests(report: dict[str, Any]) -> list[str]:

@@ -1,0 +1,68 @@
+"""Output paths checked against the run's inputs and each other before anything runs.
+
+A report written over the samples file, the baseline it is compared with, an earlier run's
+registration sidecar or the Markdown of the same run destroys data that cannot be recomputed, so
+every output (report, sidecar, Markdown, HTML, capture, baseline update) is refused when it is, or
+aliases, an input file or another output, when it is a directory, or when it lies inside a
+directory the run reads snapshots from. Paths are compared resolved (symlinks followed), and
+existing files also by device and inode, which catches hard links and case-insensitive aliases.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from pytest_retrieval_bench.errors import BenchError
+
+SIDECAR_SUFFIX = ".registration.json"
+
+Place = tuple[str, Path]
+"""(what the path is, in the user's words: an option name, `the registration sidecar`), path."""
+
+
+def _resolved(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def same_file(first: Path, second: Path) -> bool:
+    if _resolved(first) == _resolved(second):
+        return True
+    try:
+        return os.path.samefile(first, second)
+    except OSError:  # one of them does not exist (yet): the resolved paths decide
+        return False
+
+
+def inside(path: Path, directory: Path) -> bool:
+    resolved, root = _resolved(path), _resolved(directory)
+    return resolved != root and resolved.is_relative_to(root)
+
+
+def output_problems(outputs: Sequence[Place], input_files: Iterable[Place], input_directories: Iterable[Place]) -> list[str]:
+    """Every reason an output would destroy an input or another output (empty: all is well)."""
+    problems: list[str] = []
+    files, directories = list(input_files), list(input_directories)
+    for number, (label, path) in enumerate(outputs):
+        if path.is_dir():
+            problems.append(f"{label} {path} is a directory")
+        if path.name.endswith(SIDECAR_SUFFIX) and not label.startswith("the registration sidecar"):
+            problems.append(f"{label} {path} names a registration sidecar (*{SIDECAR_SUFFIX}), which records how a report was made")
+        for other_label, other in outputs[number + 1 :]:
+            if same_file(path, other):
+                problems.append(f"{label} and {other_label} are the same file {path}")
+        for input_label, source in files:
+            if same_file(path, source):
+                problems.append(f"{label} {path} is the {input_label} file this run reads")
+        for input_label, directory in directories:
+            if inside(path, directory) or same_file(path, directory):
+                problems.append(f"{label} {path} is inside {input_label} {directory}, which this run reads")
+    return problems
+
+
+def check_outputs(outputs: Sequence[Place], input_files: Iterable[Place], input_directories: Iterable[Place]) -> None:
+    """Raise BenchError listing every problem, so nothing is written over an input."""
+    problems = output_problems([(label, path) for label, path in outputs if path is not None], input_files, input_directories)
+    if problems:
+        raise BenchError("refusing to write: " + "; ".join(problems))
