@@ -120,3 +120,60 @@ def test_output_problems_unit(tmp_path: Path) -> None:
     problems = output_problems([("--bench-report", tmp_path / "snap" / "r.json"), ("--bench-markdown", tmp_path / "snap" / ".." / "snap" / "r.json")],
                                [("--bench-samples", source)], [("--bench-snapshot", tmp_path / "snap")])
     assert any("same file" in problem for problem in problems) and sum("inside --bench-snapshot" in problem for problem in problems) == 2
+
+
+# -- reports and baselines that are not what they seem ------------------------------------------
+
+
+def _corrupt(report: dict, how: str) -> dict:
+    import copy
+
+    broken = copy.deepcopy(report)
+    entry = next(entry for entry in broken["details"] if entry.get("arms"))
+    record = next(iter(entry["arms"].values()))
+    if how == "detail-not-object":
+        broken["details"][0] = "x"
+    elif how == "no-metrics":
+        del record["metrics"]
+    elif how == "no-id":
+        del entry["id"]
+    elif how == "metric-not-number":
+        record["metrics"]["recall@10"] = "0.5"
+    elif how == "ranking-not-list":
+        record["ranking"] = "src/a.py"
+    elif how == "arms-not-list":
+        broken["registration"]["arms"] = "grep"
+    elif how == "details-not-list":
+        broken["details"] = {}
+    return broken
+
+
+CORRUPTIONS = {
+    "detail-not-object": "$.details[0]: expected an object, got a string",
+    "no-metrics": ".metrics: missing",
+    "no-id": ".id: missing",
+    "metric-not-number": ".metrics: expected an object of metric names to numbers",
+    "ranking-not-list": ".ranking: expected a list of path strings, got a string",
+    "arms-not-list": "$.registration.arms: expected a list of arm names, got a string",
+    "details-not-list": "$.details: expected a list, got an object",
+}
+
+
+def test_malformed_reports_are_named_with_their_json_path(bench: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    assert run(bench, "--bench-report=good.json").ret == 0
+    good = json.loads((bench.path / "good.json").read_text())
+    for how, expected in CORRUPTIONS.items():
+        path = bench.path / f"{how}.json"
+        path.write_text(json.dumps(_corrupt(good, how)))
+        for argv in (["summarize", str(path), "-o", str(bench.path / "m.json")], ["html", str(path), "-o", str(bench.path / "p.html")],
+                     ["leaderboard", str(path)], ["summarize", str(bench.path / "good.json"), "--baseline", str(path), "-o", str(bench.path / "m.json")]):
+            assert main(argv) == 2, (how, argv)
+            error = capsys.readouterr().err
+            assert f"{path}: not a valid report: " in error and expected in error, (how, argv, error)
+            assert "Traceback" not in error
+    as_baseline = run(bench, "--bench-report=run.json", f"--bench-baseline={bench.path / 'no-metrics.json'}")
+    assert as_baseline.ret == USAGE_ERROR and "no-metrics.json" in as_baseline.stderr.str() and ".metrics: missing" in as_baseline.stderr.str()
+    assert "INTERNALERROR" not in as_baseline.stdout.str() + as_baseline.stderr.str()
+    assert not (bench.path / "m.json").exists() and not (bench.path / "p.html").exists()

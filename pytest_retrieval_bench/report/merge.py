@@ -19,6 +19,7 @@ import orjson
 
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import build_report, samples_digests
+from pytest_retrieval_bench.report.schema import NOT_A_REPORT, report_problem
 
 LABEL_KEYS = ("repo", "base_commit", "task_type", "stratum", "partition", "gold", "given", "hard_negatives", "query_text")
 #: registration fields every input must share (paths may differ between machines; digests may not)
@@ -32,8 +33,9 @@ def read_report(path: Path) -> dict[str, Any]:
         raise BenchError(f"{path}: cannot read: {error.strerror or error}") from error
     except orjson.JSONDecodeError as error:
         raise BenchError(f"{path}: not a JSON report: {error}") from error
-    if not isinstance(report, dict) or not isinstance(report.get("details"), list) or not isinstance(report.get("registration"), dict):
-        raise BenchError(f"{path}: not a retrieval-bench report (no registration or details)")
+    problem = report_problem(report)
+    if problem:
+        raise BenchError(f"{path}: {problem}" if problem == NOT_A_REPORT else f"{path}: not a valid report: {problem}")
     return report
 
 
