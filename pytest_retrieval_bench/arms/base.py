@@ -71,6 +71,13 @@ class Answer:
     spans: list[dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.ranking, (str, bytes)):  # would be read character by character
+            raise ValueError(f"ranking is a single {type(self.ranking).__name__} ({self.ranking[:60]!r}); expected a list of paths")
+        if not isinstance(self.ranking, list):
+            try:  # any iterable (a generator, a tuple, a numpy array of str) is read once, here
+                self.ranking = list(self.ranking)
+            except TypeError:
+                raise ValueError(f"ranking is {type(self.ranking).__name__}; expected a list of paths") from None
         if self.spans is None:
             return
         self.spans = [_checked_span(span, index) for index, span in enumerate(self.spans)]

@@ -21,10 +21,13 @@ from pytest_retrieval_bench.samples.model import Sample
 
 
 def as_answer(result: Any) -> Answer:
-    """An arm's return value as an Answer: an Answer, or a ranking (a list or tuple of paths)."""
+    """An arm's return value as an Answer: an Answer, or a ranking (a list, tuple or other iterable
+    of paths, read once; a lone string is refused rather than read character by character)."""
     if isinstance(result, Answer):
         return result
-    if isinstance(result, (list, tuple)):
+    if isinstance(result, (str, bytes)):
+        raise ArmError(f"arm returned a single {type(result).__name__} ({result[:60]!r}), expected a list of paths")
+    if isinstance(result, (list, tuple)) or (hasattr(result, "__iter__") and not isinstance(result, dict)):
         return Answer(ranking=list(result))
     raise ArmError(f"arm returned {type(result).__name__}, expected pytest_retrieval_bench.Answer or a list of paths")
 
