@@ -205,6 +205,36 @@ def _fold_map(path: Path) -> tuple[dict[str, str], str]:
     return mapping, hashlib.sha256(data).hexdigest()
 
 
+COMPRESSIONS = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"PK\x03\x04": "zip"}
+
+
+def _refuse_missing_sources(values: dict[str, Any]) -> None:
+    """Start-up problems are one usage error naming the option and the path, never an error per item."""
+    for path in values["corpus"]:
+        if not path.is_dir():
+            raise pytest.UsageError(f"--bench-corpus {path}: {'not a directory' if path.exists() else 'no such directory'}")
+    if values["repos"] is not None and not values["repos"].is_dir():
+        raise pytest.UsageError(f"--bench-repos {values['repos']}: {'not a directory' if values['repos'].exists() else 'no such directory'}")
+    cache = values["cache-dir"]
+    if cache is not None and cache.exists() and not cache.is_dir():
+        raise pytest.UsageError(f"--bench-cache-dir {cache}: exists and is not a directory")
+    seen: dict[Path, Path] = {}
+    for path in values["samples"]:
+        resolved = path.resolve()
+        if resolved in seen:
+            raise pytest.UsageError(f"--bench-samples {path}: given twice (as {seen[resolved]} too)")
+        seen[resolved] = path
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(6)
+        except OSError:
+            continue  # the loader names a file it cannot open
+        for magic, name in COMPRESSIONS.items():
+            if head.startswith(magic):
+                raise pytest.UsageError(f"--bench-samples {path}: {name}-compressed, an unsupported compression "
+                                        "(use plain .jsonl, .jsonl.zst or a release .tar.zst)")
+
+
 def read_settings(config: pytest.Config) -> Settings:
     """Parse and validate every option; a bad value is a usage error naming the option."""
     values: dict[str, Any] = {}
@@ -214,6 +244,8 @@ def read_settings(config: pytest.Config) -> Settings:
             values[option] = _paths(list(raw or []), base)
         elif kind == "list":
             values[option] = tuple(part.strip() for entry in (raw or []) for part in str(entry).split(",") if part.strip())
+            if raw and not values[option]:  # `--bench-arms=` from an unset variable must not mean "the default"
+                raise pytest.UsageError(f"--bench-{option}: an empty value; name at least one, or leave the option out")
         elif kind == "list-raw":
             values[option] = [(entry, base) for entry in (raw or []) if entry]
         elif kind == "flag":
@@ -241,6 +273,8 @@ def read_settings(config: pytest.Config) -> Settings:
         if not match:
             raise pytest.UsageError(f"--bench-snapshot {entry!r}: expected OWNER/NAME@COMMIT=PATH with a 40-hex commit")
         snapshots[f"{match['repo']}@{match['commit']}"] = base / match["path"]
+    if values["samples"]:  # an inactive plugin (no samples) judges nothing
+        _refuse_missing_sources(values)
     if (values["fail-regressed"] or values["update-baseline"] or values["gate"]) and not values["baseline"]:
         raise pytest.UsageError("--bench-gate, --bench-fail-regressed and --bench-update-baseline need --bench-baseline REPORT")
     fold_map, fold_digest = _fold_map(values["fold-map"]) if values["fold-map"] else ({}, None)

@@ -68,6 +68,7 @@ class BenchSession:
             except InputError as error:
                 raise pytest.UsageError(f"--bench-samples: {error}") from error
         self._reject_ids_seen_in_earlier_files()
+        self._check_filters()
         self._apply_max_samples()
         self.samples_by_id: dict[str, Sample] = {sample.id: sample for loaded in self.loaded for sample in loaded.samples}
         self.arms: dict[str, Arm] = self._available_arms()
@@ -149,6 +150,22 @@ class BenchSession:
                     first[sample.id] = sample
                     kept.append(sample)
             loaded.samples = kept
+
+    def _check_filters(self) -> None:
+        """A task filter that keeps nothing is a usage error; a fold map that names no sample's
+        repository is a warning naming its keys (every sample would be `unassigned`)."""
+        settings = self.settings
+        if settings.task_type and not any(loaded.samples for loaded in self.loaded):
+            present = sorted({task for loaded in self.loaded for task in loaded.task_types})
+            raise pytest.UsageError(f"--bench-task-type {settings.task_type!r}: no sample has this task type "
+                                    f"(the samples' task types: {', '.join(present) or 'none'})")
+        if settings.fold_map:
+            repos = {repo for loaded in self.loaded for repo in loaded.repos}
+            unmatched = sorted(key for key in settings.fold_map if key not in repos)
+            if len(unmatched) == len(settings.fold_map):
+                self.config.issue_config_time_warning(pytest.PytestConfigWarning(
+                    f"--bench-fold-map {settings.fold_map_path}: none of its repositories ({', '.join(unmatched)}) is a sample's; "
+                    "every sample's partition is 'unassigned'"), stacklevel=2)
 
     def _apply_max_samples(self) -> None:
         if self.settings.max_samples is None:

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
+from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.errors import InputError
 from pytest_retrieval_bench.samples import contextbench, known_target, relevance
 from pytest_retrieval_bench.samples.arb import parse_arb_row
@@ -36,6 +37,9 @@ class LoadedSamples:
     format: str = "arb"
     # snapshot key ("owner/name@commit") -> directory the file itself names (a relevance corpus)
     snapshots: dict[str, Path] = field(default_factory=dict)
+    #: every task type and repository of the file's samples, before --bench-task-type filtered them
+    task_types: tuple[str, ...] = ()
+    repos: tuple[str, ...] = ()
 
 
 def file_sha256(path: Path) -> str:
@@ -120,6 +124,19 @@ def _row_parser(path: Path, loaded: LoadedSamples) -> RowParser:
     return parse_arb_row
 
 
+def _unsupported(sample: Sample, source: str, line: int) -> InputError | None:
+    """What every format refuses: an id pytest cannot name an item by, a gold, given or
+    hard-negative path that is absolute or climbs out of the repository."""
+    if "::" in sample.id:
+        return InputError(source, f"sample id {sample.id!r} contains '::', which pytest node ids cannot hold", line=line, field="id")
+    for field_name, paths in (("gold", sample.gold_files), ("given", sample.given_files), ("hard_negatives", sample.hard_negatives)):
+        for path in paths:
+            reason = check_relative_path(path)
+            if reason:
+                return InputError(source, f"{field_name}: {reason}", line=line, field=field_name)
+    return None
+
+
 def load_samples(path: Path, fold_map: dict[str, str] | None = None, task_type: str | None = None) -> LoadedSamples:
     """Load one samples file. Raises InputError only when the file cannot be opened at all."""
     if not path.is_file():
@@ -142,6 +159,10 @@ def load_samples(path: Path, fold_map: dict[str, str] | None = None, task_type: 
                 continue
             if sample is None:
                 continue
+            problem = _unsupported(sample, line.source, line.number)
+            if problem is not None:
+                loaded.problems.append(problem)
+                continue
             if sample.id in seen:
                 first = seen[sample.id]
                 loaded.problems.append(
@@ -152,6 +173,8 @@ def load_samples(path: Path, fold_map: dict[str, str] | None = None, task_type: 
     except InputError as problem:
         loaded.problems.append(problem)
     samples = sorted(seen.values(), key=lambda sample: sample.id)
+    loaded.task_types = tuple(sorted({sample.task_type for sample in samples}))
+    loaded.repos = tuple(sorted({sample.repo for sample in samples}))
     if task_type:
         samples = [sample for sample in samples if sample.task_type == task_type]
     if fold_map:
