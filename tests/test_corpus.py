@@ -79,7 +79,11 @@ def test_find_chunk_file_by_layout_and_by_manifest(tmp_path):
     assert find_chunk_file(corpus, REPO, commit) == by_layout
     elsewhere = _write_chunks(tmp_path / "elsewhere" / "x.chunks.jsonl", _rows(("a", "b")))
     (corpus / "corpus_manifest.jsonl").write_text(json.dumps({"repo": "o/n", "base_commit": commit, "status": "ok", "chunks_path": str(elsewhere)}) + "\n")
-    assert find_chunk_file(corpus, "o/n", commit) == elsewhere
+    with pytest.raises(SnapshotError, match=r"corpus_manifest.jsonl:1: chunks_path .* outside the corpus directory"):
+        find_chunk_file(corpus, "o/n", commit)  # a file the registration's corpus digest does not cover
+    inside = _write_chunks(corpus / "nested" / "x.chunks.jsonl", _rows(("a", "b")))
+    (corpus / "corpus_manifest.jsonl").write_text(json.dumps({"repo": "o/n", "base_commit": commit, "status": "ok", "chunks_path": str(inside)}) + "\n")
+    assert find_chunk_file(corpus, "o/n", commit) == inside
     assert find_chunk_file(corpus, "o/missing", commit) is None
 
 

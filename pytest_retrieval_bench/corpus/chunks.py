@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ def read_chunk_file(path: Path, repo: str, commit: str) -> Snapshot:
     others: list[str] = []
     rows: list[dict[str, Any]] = []
     first_line: dict[str, int] = {}
+    orphans: list[tuple[int, dict[str, Any]]] = []
     try:
         for line in iter_sample_lines(path):
             if not line.text.strip():
@@ -44,6 +46,7 @@ def read_chunk_file(path: Path, repo: str, commit: str) -> Snapshot:
                 raise InputError(line.source, problem, line=line.number, field="path")
             rows.append(row)
             if row.get("kind") != "file":
+                orphans.append((line.number, row))  # checked once every file row is known
                 continue
             if chunk_path in first_line:
                 raise InputError(
@@ -57,31 +60,95 @@ def read_chunk_file(path: Path, repo: str, commit: str) -> Snapshot:
                 others.append(chunk_path)
             else:
                 texts[chunk_path] = text
+        for number, row in orphans:
+            if row["path"] not in first_line:
+                raise InputError(str(path), f"a {row.get('kind')!r} row of {row['path']!r}, which has no file row", line=number, field="path")
     except InputError as error:
         raise SnapshotError(f"corpus error: {error}") from error
     return Snapshot(repo=repo, commit=commit, origin=str(path), texts=texts, other_paths=tuple(sorted(others)), chunk_rows=rows)
 
 
+@dataclass(frozen=True)
+class ChunkSource:
+    """Where a snapshot's chunk file is, and what the corpus manifest promises about it."""
+
+    path: Path
+    manifest: Path | None = None
+    line: int | None = None
+    chunk_count: int | None = None
+    file_count: int | None = None
+
+    def where(self) -> str:
+        return f"{self.manifest}:{self.line}" if self.manifest is not None else str(self.path)
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    return path.resolve().is_relative_to(directory.resolve())
+
+
+def _count(row: dict[str, Any], name: str) -> int | None:
+    value = row.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def locate_chunk_file(corpus_dir: Path, repo: str, commit: str) -> tuple[ChunkSource | None, list[str]]:
+    """The chunk file of (repo, commit) in a release corpus directory, by layout or manifest, and
+    notes on manifest lines that could not help (malformed, or naming a missing file).
+
+    A manifest row whose chunks path resolves outside the corpus directory is a SnapshotError:
+    the registration digests only the directory's files, so such a file is not bound by it.
+    """
+    layout = next((candidate for suffix in (".chunks.jsonl", ".chunks.jsonl.zst")
+                   if (candidate := corpus_dir / repo_slug(repo) / f"{commit}{suffix}").is_file()), None)
+    manifest = corpus_dir / "corpus_manifest.jsonl"
+    notes: list[str] = []
+    if manifest.is_file():
+        malformed: list[int] = []
+        for line in iter_sample_lines(manifest):
+            try:
+                row = orjson.loads(line.text)
+            except orjson.JSONDecodeError:
+                malformed.append(line.number)
+                continue
+            if not isinstance(row, dict):
+                malformed.append(line.number)
+                continue
+            if row.get("repo") != repo or row.get("base_commit") != commit:
+                continue
+            if row.get("status", "ok") != "ok":
+                notes.append(f"{manifest}:{line.number} gives status {row.get('status')!r}")
+                continue
+            if not isinstance(row.get("chunks_path"), str):
+                notes.append(f"{manifest}:{line.number} has no chunks_path")
+                continue
+            given = Path(row["chunks_path"])
+            found = layout or next((candidate for candidate in (given, corpus_dir / given, corpus_dir.parent.parent / given, corpus_dir / given.name)
+                                    if candidate.is_file()), None)
+            if found is None:
+                notes.append(f"{manifest}:{line.number} names chunks_path {row['chunks_path']!r}, which does not exist")
+                continue
+            if not _inside(found, corpus_dir):
+                raise SnapshotError(f"corpus error: {manifest}:{line.number}: chunks_path {row['chunks_path']!r} is {found.resolve()}, "
+                                    f"outside the corpus directory {corpus_dir}")
+            return ChunkSource(found, manifest, line.number, _count(row, "chunk_count"), _count(row, "file_count")), notes
+        if malformed and layout is None:
+            notes.append(f"{manifest}: line(s) {', '.join(map(str, malformed[:10]))} are not JSON objects")
+    return (ChunkSource(layout) if layout is not None else None), notes
+
+
 def find_chunk_file(corpus_dir: Path, repo: str, commit: str) -> Path | None:
     """The chunk file of (repo, commit) in a release corpus directory, by layout or manifest."""
-    for suffix in (".chunks.jsonl", ".chunks.jsonl.zst"):
-        candidate = corpus_dir / repo_slug(repo) / f"{commit}{suffix}"
-        if candidate.is_file():
-            return candidate
-    manifest = corpus_dir / "corpus_manifest.jsonl"
-    if not manifest.is_file():
-        return None
-    for line in iter_sample_lines(manifest):
-        try:
-            row = orjson.loads(line.text)
-        except orjson.JSONDecodeError:
-            continue
-        if not isinstance(row, dict) or row.get("repo") != repo or row.get("base_commit") != commit:
-            continue
-        if row.get("status", "ok") != "ok" or not isinstance(row.get("chunks_path"), str):
-            continue
-        given = Path(row["chunks_path"])
-        for candidate in (given, corpus_dir / given, corpus_dir.parent.parent / given, corpus_dir / given.name):
-            if candidate.is_file():
-                return candidate
-    return None
+    source, _ = locate_chunk_file(corpus_dir, repo, commit)
+    return source.path if source is not None else None
+
+
+def check_promises(source: ChunkSource, snapshot: Snapshot) -> None:
+    """A chunk file cut short (or emptied) is an incomplete snapshot, named with what was promised."""
+    rows = len(snapshot.chunk_rows or ())
+    if rows == 0:
+        raise SnapshotError(f"corpus error: {source.path}: the chunk file has no rows")
+    files = len(snapshot.texts) + len(snapshot.other_paths)
+    for what, promised, found in (("chunk_count", source.chunk_count, rows), ("file_count", source.file_count, files)):
+        if promised is not None and promised != found:
+            raise SnapshotError(f"corpus error: snapshot {snapshot.key} is incomplete: {source.path} has {found} "
+                                f"{'rows' if what == 'chunk_count' else 'file rows'}, the manifest ({source.where()}) promises {what} {promised}")

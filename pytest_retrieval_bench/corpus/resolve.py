@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from pytest_retrieval_bench.corpus.chunks import find_chunk_file, read_chunk_file
+from pytest_retrieval_bench.corpus.chunks import check_promises, find_chunk_file, locate_chunk_file, read_chunk_file
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.tree import directory_bytes, find_repository, git_tree_bytes, read_directory, read_git_tree, read_worktree
 from pytest_retrieval_bench.errors import SnapshotError
@@ -33,7 +33,10 @@ class SnapshotResolver:
         if key in self.explicit:
             return directory_bytes(self.explicit[key])
         for corpus_dir in self._all_corpus_dirs():
-            chunk_file = find_chunk_file(corpus_dir, repo, commit)
+            try:
+                chunk_file = find_chunk_file(corpus_dir, repo, commit)
+            except SnapshotError:  # its set-up names the problem; a cost estimate only orders work
+                return 0
             if chunk_file is not None:
                 return chunk_file.stat().st_size
         if self.repos_dir is not None:
@@ -53,10 +56,12 @@ class SnapshotResolver:
             return read_directory(path, repo, commit)
         searched: list[str] = []
         for corpus_dir in self._all_corpus_dirs():
-            chunk_file = find_chunk_file(corpus_dir, repo, commit)
-            if chunk_file is not None:
-                return read_chunk_file(chunk_file, repo, commit)
-            searched.append(f"corpus {corpus_dir}")
+            source, notes = locate_chunk_file(corpus_dir, repo, commit)
+            if source is not None:
+                snapshot = read_chunk_file(source.path, repo, commit)
+                check_promises(source, snapshot)
+                return snapshot
+            searched.append(f"corpus {corpus_dir}" + (f" ({'; '.join(notes)})" if notes else ""))
         if self.repos_dir is not None:
             repository = find_repository(self.repos_dir, repo)
             if repository is not None:
