@@ -6,6 +6,7 @@ Paths from the command line are relative to the invocation directory, from ini t
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,6 +27,7 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("arms", "list", "Arms to run, comma-separated or repeated (aliases: lexical, bm25, arb). Default: every built-in arm."),
     ("fuse", "list-raw", "NAME=ARM[*WEIGHT],ARM[*WEIGHT]...[:k=K]: add arm NAME, the reciprocal rank fusion of those arms' rankings (repeatable; k 60)."),
     ("limit", "int", "k: ranking length scored (1..50, default 20)."),
+    ("arm-timeout", "str", "Seconds a Python or fixture arm may take on one item before the item is an error (default 300; 0: no limit)."),
     ("report", "path", "Write the canonical JSON report here (and REPORT.registration.json before any arm runs)."),
     ("replace-registration", "flag", "Replace an existing registration sidecar that differs from this run's."),
     ("task-type", "str", "Only samples of this task type."),
@@ -100,6 +102,7 @@ class Settings:
     command_arms: tuple[tuple[str, Path], ...] = ()
     capture: Path | None = None
     fuse: tuple[str, ...] = ()
+    arm_timeout: float | None = 300.0
 
     @property
     def active(self) -> bool:
@@ -314,6 +317,21 @@ def read_settings(config: pytest.Config) -> Settings:
         command_arms=tuple(values["command-arm"]),
         capture=values["capture"],
         fuse=tuple(entry for entry, _ in values["fuse"]),
+        arm_timeout=_arm_timeout(values["arm-timeout"]),
     )
+
+
+def _arm_timeout(raw: str | None) -> float | None:
+    from pytest_retrieval_bench.bench.deadline import DEFAULT_ARM_TIMEOUT
+
+    if raw is None:
+        return DEFAULT_ARM_TIMEOUT
+    try:
+        seconds = float(raw)
+    except ValueError:
+        raise pytest.UsageError(f"--bench-arm-timeout: expected a number of seconds, got {raw!r}") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise pytest.UsageError(f"--bench-arm-timeout: expected 0 (no limit) or a positive number of seconds, got {raw!r}")
+    return seconds or None
 
 

@@ -12,6 +12,7 @@ from typing import Any, Callable
 from pytest_retrieval_bench.samples import metrics as format_metrics
 from pytest_retrieval_bench.arms.base import Answer, Arm, Request
 from pytest_retrieval_bench.arms.fusion import ComponentFailed, FusionArm, fuse_records
+from pytest_retrieval_bench.bench.deadline import ArmTimedOut, time_limit
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import ArmError, SnapshotError
@@ -50,7 +51,8 @@ def make_request(sample: Sample, snapshot: Snapshot, limit: int, max_query_chars
                    given_files=sample.arm_given_files)
 
 
-def run_item(sample: Sample, arm_name: str, request: Request, snapshot: Snapshot, limit: int, call: Callable[[], Any]) -> dict[str, Any]:
+def run_item(sample: Sample, arm_name: str, request: Request, snapshot: Snapshot, limit: int, call: Callable[[], Any],
+             arm_timeout: float | None = None) -> dict[str, Any]:
     """Everything SPEC 4 records for one sample x arm; `error` is set instead of raising.
 
     Only `call()` (the arm) is timed: the snapshot and its indexes were set up before.
@@ -66,7 +68,11 @@ def run_item(sample: Sample, arm_name: str, request: Request, snapshot: Snapshot
     error: str | None = None
     started = time.perf_counter()
     try:
-        answer = _validate(call(), snapshot.path_set())
+        with time_limit(arm_timeout, f"arm {arm_name}"):
+            result = call()
+        answer = _validate(result, snapshot.path_set())
+    except ArmTimedOut as exc:
+        error = str(exc)
     except SnapshotError as exc:
         error = f"snapshot error: {exc}"
     except Exception as exc:  # an arm's failure is recorded, never an abstention

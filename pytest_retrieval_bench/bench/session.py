@@ -309,7 +309,8 @@ class BenchSession:
         key = (sample.id, arm_name)
         if key in self.component_records:
             return self.component_records[key]
-        record = run_item(sample, arm_name, request, snapshot, self.settings.limit, call)
+        limit = None if hasattr(self.arms[arm_name], "descriptor") else self.settings.arm_timeout  # a command arm has its own
+        record = run_item(sample, arm_name, request, snapshot, self.settings.limit, call, limit)
         if self.capture is not None:
             self.capture.flush()  # disk writes stay outside the measured wall time
         if arm_name in self._components:
