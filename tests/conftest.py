@@ -37,3 +37,12 @@ def stub_wrapper(tmp_path: Path):
         return str(wrapper)
 
     return make
+
+
+@pytest.fixture
+def release_bench(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A pytester directory holding a copy of the bundled release under `release/` (its rootdir)."""
+    import shutil
+
+    shutil.copytree(TESTDATA / "release", pytester.path / "release")
+    return pytester

@@ -4,7 +4,6 @@ rankings, each component run once per sample, errors and abstentions, fixture ar
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -115,10 +114,9 @@ def test_fuse_records_errors_and_abstentions() -> None:
 
 
 @pytest.fixture
-def bench(pytester: pytest.Pytester) -> pytest.Pytester:
-    shutil.copytree(RELEASE, pytester.path / "release")
-    pytester.makeconftest(COUNTING_CONFTEST)
-    return pytester
+def bench(release_bench: pytest.Pytester) -> pytest.Pytester:
+    release_bench.makeconftest(COUNTING_CONFTEST)
+    return release_bench
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

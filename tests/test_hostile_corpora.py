@@ -3,13 +3,11 @@ nothing, a symbol row without its file. Each is one snapshot error naming the fi
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 from pathlib import Path
 
 import pytest
-import zstandard
 
 RELEASE = Path(__file__).resolve().parent.parent / "testdata" / "release"
 SAMPLES = "release/benchmark/synthetic_v1/samples.jsonl"
@@ -18,9 +16,8 @@ GIN = "release/corpus/synthetic_v1/acme__gin-lite/5a1d1a74c1b9687a9f2f111e03db56
 
 
 @pytest.fixture
-def bench(pytester: pytest.Pytester) -> pytest.Pytester:
-    shutil.copytree(RELEASE, pytester.path / "release")
-    return pytester
+def bench(release_bench: pytest.Pytester) -> pytest.Pytester:
+    return release_bench
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,9 +15,8 @@ USAGE_ERROR = 4
 
 
 @pytest.fixture
-def bench(pytester: pytest.Pytester) -> pytest.Pytester:
-    shutil.copytree(RELEASE, pytester.path / "release")
-    return pytester
+def bench(release_bench: pytest.Pytester) -> pytest.Pytester:
+    return release_bench
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

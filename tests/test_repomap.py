@@ -9,7 +9,6 @@ interpreter's string-hash seed.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import subprocess
@@ -18,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
 
 from pytest_retrieval_bench.arms.base import Request
 from pytest_retrieval_bench.arms.repomap import QueryView, RepoMapArm, file_scores, personalized_pagerank, rank_files
