@@ -405,3 +405,11 @@ def test_through_the_runner(tmp_path: Path, snapshot: Any) -> None:
     assert record["ranking"] == ["src/app.py"]  # the given file left the ranking
     assert (record["state"], record["cache_state"], record["metrics"]["mrr@k"]) == ("FINE", "PRIMED_SHARED", 1.0)
     assert record["packet_bytes"] > 0
+
+
+def test_a_query_with_a_nul_byte_names_the_cause(snapshot: Any, tmp_path: Path) -> None:
+    """A NUL cannot go on a command line: a clear arm error, and {query_file} still carries it."""
+    with pytest.raises(ArmError, match="the query holds a NUL byte.*pass it with \\{query_file\\}"):
+        echo_arm(extra_args=["{query}"]).retrieve(request(snapshot, "a\x00b"))
+    _, seen = run_captured(echo_arm(extra_args=["--file", "{query_file}"]), request(snapshot, "a\x00b"), tmp_path)
+    assert seen["file_text"] == "a\x00b"

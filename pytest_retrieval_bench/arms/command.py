@@ -383,6 +383,9 @@ class CommandArm:
             values = {"query": text, "query_file": query_file, "k": str(request.k), "changed_file": request.changed_file or "", "root": str(root)}
             argv = [substitute(part, values) for part in spec.argv]
             env = {**os.environ, **{key: substitute(value, values) for key, value in spec.env.items()}}
+            if any("\x00" in part for part in [*argv, *env.values()]):
+                raise ArmError("the query holds a NUL byte, which a command line or environment variable cannot carry; "
+                               "pass it with {query_file} instead")
             outcome = invoke(self.name, argv, cwd=cwd, env=env, timeout=spec.timeout, request=request, task=text, capture=self.capture)
         document = outcome.packet()
         try:
