@@ -413,3 +413,13 @@ def test_a_query_with_a_nul_byte_names_the_cause(snapshot: Any, tmp_path: Path) 
         echo_arm(extra_args=["{query}"]).retrieve(request(snapshot, "a\x00b"))
     _, seen = run_captured(echo_arm(extra_args=["--file", "{query_file}"]), request(snapshot, "a\x00b"), tmp_path)
     assert seen["file_text"] == "a\x00b"
+
+
+def test_a_long_ranking_is_read_in_linear_time() -> None:
+    """100,000 distinct paths (a 3 MB packet, under the output limit) once took minutes: a list scan per entry."""
+    from pytest_retrieval_bench.arms.command import distinct_strings
+
+    values = [f"src/module_{number}.py" for number in range(100_000)]
+    assert distinct_strings(values + values[:10], "ranking") == values  # repeats dropped, order kept
+    with pytest.raises(ArmError, match="ranking entry 3 is not a string"):
+        distinct_strings(["a", "b", "c", 4], "ranking")

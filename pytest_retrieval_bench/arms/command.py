@@ -194,12 +194,14 @@ def cache_state(root: Path, probe: str | None) -> str:
 
 
 def distinct_strings(values: Sequence[Any], what: str) -> list[str]:
-    """Ranking entries: strings, first occurrence kept, order kept."""
+    """Ranking entries: strings, first occurrence kept, order kept (linear in the entries)."""
     out: list[str] = []
+    seen: set[str] = set()
     for number, value in enumerate(values):
         if not isinstance(value, str):
             raise ArmError(f"{what} entry {number} is not a string: {value!r}")
-        if value not in out:
+        if value not in seen:
+            seen.add(value)
             out.append(value)
     return out
 
