@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 import pytest
 
+from pytest_retrieval_bench.bench.deadline import DEFAULT_ARM_TIMEOUT
 from pytest_retrieval_bench.shard import parse_shard
 
 
@@ -102,7 +103,7 @@ class Settings:
     command_arms: tuple[tuple[str, Path], ...] = ()
     capture: Path | None = None
     fuse: tuple[str, ...] = ()
-    arm_timeout: float | None = 300.0
+    arm_timeout: float | None = DEFAULT_ARM_TIMEOUT
 
     @property
     def active(self) -> bool:
@@ -213,11 +214,10 @@ COMPRESSIONS = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"P
 
 def _refuse_missing_sources(values: dict[str, Any]) -> None:
     """Start-up problems are one usage error naming the option and the path, never an error per item."""
-    for path in values["corpus"]:
+    directories = [("--bench-corpus", path) for path in values["corpus"]] + ([("--bench-repos", values["repos"])] if values["repos"] else [])
+    for option, path in directories:
         if not path.is_dir():
-            raise pytest.UsageError(f"--bench-corpus {path}: {'not a directory' if path.exists() else 'no such directory'}")
-    if values["repos"] is not None and not values["repos"].is_dir():
-        raise pytest.UsageError(f"--bench-repos {values['repos']}: {'not a directory' if values['repos'].exists() else 'no such directory'}")
+            raise pytest.UsageError(f"{option} {path}: {'not a directory' if path.exists() else 'no such directory'}")
     cache = values["cache-dir"]
     if cache is not None and cache.exists() and not cache.is_dir():
         raise pytest.UsageError(f"--bench-cache-dir {cache}: exists and is not a directory")
@@ -322,8 +322,6 @@ def read_settings(config: pytest.Config) -> Settings:
 
 
 def _arm_timeout(raw: str | None) -> float | None:
-    from pytest_retrieval_bench.bench.deadline import DEFAULT_ARM_TIMEOUT
-
     if raw is None:
         return DEFAULT_ARM_TIMEOUT
     try:

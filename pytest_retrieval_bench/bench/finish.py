@@ -117,6 +117,10 @@ def _update_baseline(result: Publication, path: Path) -> None:
         result.updated_baseline = not result.failures
 
 
+OFFLINE = ":offline"
+"""Ends the identity of a fusion computed in a merge, from records rather than a run."""
+
+
 def fusion_deriver(entries: Sequence[str], limit: int) -> Any:
     """The merge's `derive` step for `--fuse` entries: each fusion's records from its components'
     merged records, however many jobs they came from (file metrics only, see `offline_fused_record`)."""
@@ -131,8 +135,9 @@ def fusion_deriver(entries: Sequence[str], limit: int) -> Any:
         present = {arm for _, arm in records}
         not_computed: list[str] = []
         for fusion in fusions:
+            online = with_identity(fusion, identities).identity
             if fusion.name in present:  # the jobs fused it already (the same declaration, e.g. from the ini file)
-                if identities.get(fusion.name) in (with_identity(fusion, identities).identity, with_identity(fusion, identities).identity + ":offline"):
+                if identities.get(fusion.name) in (online, online + OFFLINE):
                     continue
                 raise BenchError(f"--fuse {fusion.describe()!r}: the reports already hold a different arm named {fusion.name!r}")
             absent = [arm for arm in fusion.component_names if arm not in present]
@@ -147,7 +152,7 @@ def fusion_deriver(entries: Sequence[str], limit: int) -> Any:
                     continue
                 record = offline_fused_record(fusion, Sample.from_labels(sample_id, labels[sample_id]), components, limit)  # type: ignore[arg-type]
                 records[(sample_id, fusion.name)] = record
-            identities[fusion.name] = with_identity(fusion, identities).identity + ":offline"
+            identities[fusion.name] = online + OFFLINE
             present.add(fusion.name)
         return [fusion.name for fusion in fusions], not_computed
 

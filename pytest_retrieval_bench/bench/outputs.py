@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from pytest_retrieval_bench.errors import BenchError
-
-SIDECAR_SUFFIX = ".registration.json"
+from pytest_retrieval_bench.report.registration import SIDECAR_SUFFIX
 
 Place = tuple[str, Path]
 """(what the path is, in the user's words: an option name, `the registration sidecar`), path."""

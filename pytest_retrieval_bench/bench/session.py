@@ -13,10 +13,9 @@ from typing import Any, Iterable
 import pytest
 
 from pytest_retrieval_bench import __version__
-from pytest_retrieval_bench.arms.base import Arm, Request
+from pytest_retrieval_bench.arms.base import Answer, Arm, Request
 from pytest_retrieval_bench.arms.discovery import available_arms
 from pytest_retrieval_bench.arms.capture import CaptureError, CaptureWriter
-from pytest_retrieval_bench.arms.base import Answer
 from pytest_retrieval_bench.arms.fusion import FusionArm, declare_fusions, fuse_records
 from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, REFERENCE_ARMS, select_arms
 from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION

@@ -77,8 +77,11 @@ def build_registration(settings: Any, loaded: Sequence[Any], arm_names: Sequence
     }
 
 
+SIDECAR_SUFFIX = ".registration.json"
+
+
 def sidecar_path(report: Path) -> Path:
-    return report.with_name(report.name + ".registration.json")
+    return report.with_name(report.name + SIDECAR_SUFFIX)
 
 
 def check_and_write_registration(report: Path, registration: dict[str, Any], replace: bool) -> Path:
