@@ -43,6 +43,28 @@ def snapshot_scheduler(config: Any, log: Any, group_of: Callable[[str], str | No
                 self.ordered = True
             super()._assign_work_unit(node)
 
+        def _reschedule(self, node: Any) -> None:
+            if node in self.registered_collections:  # a replacement worker that has not collected yet waits
+                super()._reschedule(node)
+
+        def remove_node(self, node: Any) -> str | None:
+            """Like xdist's, but the item a crashed worker was running is not handed out again.
+
+            xdist's scope scheduler puts the whole unit back, crash item included, so an item that
+            kills its worker kills every replacement in turn; xdist's load scheduler reports the crash
+            item once and re-queues only the rest, which is what happens here.
+            """
+            workload = self.assigned_work.pop(node)
+            pending = [(scope, nodeid) for scope, unit in workload.items() for nodeid, done in unit.items() if not done]
+            if not pending:
+                return None
+            crash_scope, crash_item = pending[0]
+            workload[crash_scope][crash_item] = True
+            self.workqueue.update((scope, unit) for scope, unit in workload.items() if not all(unit.values()))
+            for other in self.assigned_work:
+                self._reschedule(other)
+            return crash_item
+
     return SnapshotGroupScheduling(config, log)
 
 

@@ -77,6 +77,7 @@ def test_one_worker_per_snapshot_under_loadgroup(pytester: pytest.Pytester) -> N
 
 CRASH_CONFTEST = f"""
 import os
+import signal
 from pytest_retrieval_bench import Answer
 
 class Crash:
@@ -84,7 +85,7 @@ class Crash:
 
     def retrieve(self, request):
         if request.sample_id == {CRASH_SAMPLE!r}:
-            os._exit(1)
+            os.kill(os.getpid(), signal.SIGKILL)  # as `kill -9` of the worker from outside
         return Answer(ranking=[])
 
 def pytest_retrieval_bench_arms(config):
@@ -92,17 +93,24 @@ def pytest_retrieval_bench_arms(config):
 """
 
 
-def test_lost_worker(pytester: pytest.Pytester) -> None:
-    """A worker that dies mid-item: the report is still written and names the lost item.
+@pytest.mark.parametrize("dist", ["load", "loadgroup"])
+def test_lost_worker(pytester: pytest.Pytester, dist: str) -> None:
+    """A worker killed mid-item: the report is still written and names the lost item.
 
     Observed: xdist reports the item failed ("worker 'gwN' crashed while running ..."), a new worker
     takes over, and the report's record for it has error "lost: worker 'gwN' crashed while running
-    '<nodeid>'", zero metrics; `missing` stays empty.
+    '<nodeid>'", zero metrics; `missing` stays empty. Under loadgroup xdist's own scope scheduler
+    handed the crash item to every replacement worker in turn and ended in an internal error; the
+    plugin's scheduler runs it once, like the load scheduler.
     """
     pytester.makeconftest(CRASH_CONFTEST)
-    result = pytester.runpytest_subprocess("-n", "2", *bench_args("-rf", "--bench-arms=grep,crash", "--bench-report=out.json"))
+    result = pytester.runpytest_subprocess("-n", "2", "--dist", dist, *bench_args("-rf", "--bench-arms=grep,crash", "--bench-report=out.json"),
+                                           timeout=120)
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    assert result.ret == 1
     assert result.ret != 0
     result.assert_outcomes(failed=1, passed=2 * 34 - 1, skipped=2)
+    assert result.stdout.str().count("node down") == 1
     result.stdout.fnmatch_lines([f"FAILED *{CRASH_SAMPLE}[[]crash[]]*"])
     report = json.loads((pytester.path / "out.json").read_bytes())
     entry = next(e for e in report["details"] if e["id"] == CRASH_SAMPLE)
@@ -116,3 +124,22 @@ def test_lost_worker(pytester: pytest.Pytester) -> None:
         assert crashed["ranking"] == [] and not crashed["abstained"] and not crashed["selective_success"]
         assert set(crashed["metrics"].values()) == {0.0}
         assert report["summary"]["all"]["crash"]["errors"] == 1
+
+
+@pytest.mark.parametrize("dist", ["load", "loadgroup"])
+def test_lost_worker_without_replacement(pytester: pytest.Pytester, dist: str) -> None:
+    """No replacement worker (`--max-worker-restart=0`): xdist stops the run; every item that never
+    reported is named in the report (an error record, or `partial.not_run`), and the exit code is 1."""
+    pytester.makeconftest(CRASH_CONFTEST)
+    result = pytester.runpytest_subprocess("-n", "2", "--dist", dist, "--max-worker-restart=0",
+                                           *bench_args("--bench-arms=grep,crash", "--bench-report=out.json"), timeout=120)
+    assert result.ret == 1
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    report = json.loads((pytester.path / "out.json").read_bytes())
+    reported = {f"{entry['id']}[{arm}]" for entry in report["details"] for arm in entry["arms"]}
+    not_run = set(report["partial"]["not_run"])
+    assert not reported & not_run and not_run
+    unlabelled = {sample for sample, row in ROWS.items() if "UNLABELED" in str(row["metadata"]["exercises"])}  # skipped at load
+    expected = {f"{sample}[{arm}]" for sample in set(ROWS) - unlabelled - set(report["skipped"]) for arm in ("grep", "crash")}
+    assert len(unlabelled) == 1 and reported | not_run == expected
+    assert set(report["missing"]) - unlabelled == {name.split("[")[0] for name in not_run}
