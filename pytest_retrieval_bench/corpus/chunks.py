@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from pytest_retrieval_bench.corpus.copy_files import find_path_clash
 from pytest_retrieval_bench.corpus.snapshot import MAX_TEXT_BYTES, Snapshot, check_relative_path
 from pytest_retrieval_bench.errors import InputError, SnapshotError
 from pytest_retrieval_bench.samples.reader import iter_sample_lines
@@ -60,6 +61,11 @@ def read_chunk_file(path: Path, repo: str, commit: str) -> Snapshot:
                 others.append(chunk_path)
             else:
                 texts[chunk_path] = text
+        clash = find_path_clash(first_line)
+        if clash is not None:
+            file_path, below = clash
+            raise InputError(str(path), f"file row {file_path!r} (line {first_line[file_path]}) is also a directory of file row {below!r}",
+                             line=first_line[below], field="path")
         for number, row in orphans:
             if row["path"] not in first_line:
                 raise InputError(str(path), f"a {row.get('kind')!r} row of {row['path']!r}, which has no file row", line=number, field="path")

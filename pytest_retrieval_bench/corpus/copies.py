@@ -17,7 +17,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Callable
 
+from pytest_retrieval_bench.corpus.copy_files import check_copy
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
+from pytest_retrieval_bench.errors import SnapshotError
 
 _COMMIT_ENV = {
     "GIT_AUTHOR_NAME": "retrieval-bench",
@@ -44,6 +46,8 @@ class PrivateCopies:
         self.base = base
         self.owned_root = owned_root
         self._copies: dict[str, Path] = {}
+        self._failures: dict[str, str] = {}
+        self._pending: set[Path] = set()
         self._previous: dict[int, Callable[..., object] | int | None] = {}
         atexit.register(self.cleanup)
         for signum in (signal.SIGTERM,):
@@ -53,13 +57,36 @@ class PrivateCopies:
                 pass
 
     def get(self, snapshot: Snapshot) -> Path:
-        if snapshot.key not in self._copies:
-            self.base.mkdir(parents=True, exist_ok=True)
-            target = Path(tempfile.mkdtemp(prefix="copy-", dir=self.base))
-            self._copies[snapshot.key] = target
+        """The snapshot's copy, complete and checked; a copy that could not be made is a
+        SnapshotError for this call and every later one (never a half-made copy reused)."""
+        key = snapshot.key
+        if key in self._failures:
+            raise SnapshotError(self._failures[key])
+        if key not in self._copies:
+            try:
+                self._copies[key] = self._make(snapshot)
+            except (OSError, SnapshotError, subprocess.CalledProcessError) as error:
+                self._failures[key] = f"the private copy of {key} could not be made: {_reason(error)}"
+                raise SnapshotError(self._failures[key]) from None
+        return self._copies[key]
+
+    def _make(self, snapshot: Snapshot) -> Path:
+        try:
+            self.base.mkdir(exist_ok=True)  # never its parents: a session directory removed by a signal stays removed
+        except FileNotFoundError:
+            raise SnapshotError(f"the session's temporary directory {self.base.parent} is gone") from None
+        target = Path(tempfile.mkdtemp(prefix="copy-", dir=self.base))
+        self._pending.add(target)  # removed by a signal that arrives mid-write
+        try:
             snapshot.write_to(target)
+            check_copy(target, snapshot.copy_paths())
             _commit_once(target)
-        return self._copies[snapshot.key]
+        except BaseException:
+            shutil.rmtree(target, ignore_errors=True)
+            raise
+        finally:
+            self._pending.discard(target)
+        return target
 
     def release(self, key: str) -> None:
         path = self._copies.pop(key, None)
@@ -69,6 +96,8 @@ class PrivateCopies:
     def cleanup(self) -> None:
         for key in list(self._copies):
             self.release(key)
+        for target in list(self._pending):
+            shutil.rmtree(target, ignore_errors=True)
         if self.owned_root is not None:
             shutil.rmtree(self.owned_root, ignore_errors=True)
 
@@ -89,6 +118,15 @@ class PrivateCopies:
             return
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, subprocess.CalledProcessError):
+        stderr = (error.stderr or b"").decode("utf-8", "replace").strip().splitlines()
+        return f"git {error.cmd[3] if len(error.cmd) > 3 else ''} failed: {stderr[0] if stderr else error.returncode}"
+    if isinstance(error, OSError):
+        return f"{error.filename or ''}: {error.strerror or error}".lstrip(": ")
+    return str(error)
 
 
 def _commit_once(target: Path) -> None:

@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
+from pytest_retrieval_bench.corpus.copy_files import write_file
 from pytest_retrieval_bench.scoring.budgets import TokenCounts
 
 MAX_TEXT_BYTES = 1_048_576
@@ -143,11 +144,15 @@ class Snapshot:
         return self._digest
 
     def write_to(self, target: Path) -> None:
-        """Write the snapshot's files under `target` (used for the private copy only)."""
+        """Write the snapshot's files under the existing directory `target` (the private copy only):
+        regular files, no links; `copy_paths` lists what it must then hold."""
         if self.writer is not None:
             self.writer(target)
             return
         for path, text in self.texts.items():
-            destination = target / path
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            destination.write_bytes(text.encode("utf-8", errors="surrogatepass"))
+            write_file(target, path, text.encode("utf-8", errors="surrogatepass"))
+
+    def copy_paths(self) -> list[str]:
+        """The files a private copy holds: every path of a tree or git snapshot; the text files of one
+        read from chunk rows (a binary or oversized file row has no bytes to write)."""
+        return self.paths() if self.writer is not None else sorted(self.texts)

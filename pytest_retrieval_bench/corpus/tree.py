@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Iterator
 
+from pytest_retrieval_bench.corpus.copy_files import copy_regular_files, write_file
 from pytest_retrieval_bench.corpus.snapshot import Snapshot, as_text
 from pytest_retrieval_bench.errors import SnapshotError
 
@@ -46,31 +47,34 @@ def read_directory(root: Path, repo: str, commit: str) -> Snapshot:
 
 
 def _copy_tree(root: Path, target: Path) -> None:
-    import shutil
-
-    shutil.copytree(root, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git"), symlinks=True)
+    copy_regular_files(root, target)
 
 
 def iter_git_blobs(repo_dir: Path, commit: str) -> Iterator[tuple[str, bytes]]:
     """(path, bytes) of every regular blob in the commit's tree, read with `git ls-tree` and one
     `git cat-file --batch` (symbolic links and submodules skipped; bare repositories work)."""
+    for path, _mode, data in _iter_blobs_with_modes(repo_dir, commit):
+        yield path, data
+
+
+def _iter_blobs_with_modes(repo_dir: Path, commit: str) -> Iterator[tuple[str, bytes, bytes]]:
     listing = git(repo_dir, "ls-tree", "-r", "-z", "--full-tree", commit)
-    entries: list[tuple[str, str]] = []
+    entries: list[tuple[str, bytes, str]] = []
     for record in listing.split(b"\0"):
         if not record:
             continue
         meta, _, name = record.partition(b"\t")
         mode, kind, sha = meta.split(b" ")
         if kind == b"blob" and mode != b"120000":
-            entries.append((name.decode("utf-8", "surrogateescape"), sha.decode()))
+            entries.append((name.decode("utf-8", "surrogateescape"), mode, sha.decode()))
     if not entries:
         return
-    batch = git(repo_dir, "cat-file", "--batch", input="".join(f"{sha}\n" for _, sha in entries).encode())
+    batch = git(repo_dir, "cat-file", "--batch", input="".join(f"{sha}\n" for _, _, sha in entries).encode())
     offset = 0
-    for path, _sha in entries:
+    for path, mode, _sha in entries:
         header_end = batch.index(b"\n", offset)
         size = int(batch[offset:header_end].split(b" ")[2])
-        yield path, batch[header_end + 1 : header_end + 1 + size]
+        yield path, mode, batch[header_end + 1 : header_end + 1 + size]
         offset = header_end + 1 + size + 1
 
 
@@ -95,12 +99,9 @@ def read_git_tree(repo_dir: Path, repo: str, commit: str) -> Snapshot:
 
 
 def _export_git(repo_dir: Path, commit: str, target: Path) -> None:
-    import tarfile
-    import io
-
-    archive = git(repo_dir, "archive", "--format=tar", commit)
-    with tarfile.open(fileobj=io.BytesIO(archive)) as handle:
-        handle.extractall(target, filter="data")
+    """The commit's regular blobs as files (executable bit kept); symbolic links are left out."""
+    for path, mode, data in _iter_blobs_with_modes(repo_dir, commit):
+        write_file(target, path, data, executable=mode == b"100755")
 
 
 def read_worktree(path: Path, repo: str, commit: str) -> Snapshot:

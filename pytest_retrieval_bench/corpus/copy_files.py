@@ -1,0 +1,81 @@
+"""Writing and checking a private copy's files: regular files only, every directory made inside it.
+
+A private copy is where a command arm runs, so it must hold exactly the snapshot's files and
+nothing that leads out of it: no symbolic link is ever written, no directory is created outside
+the copy (were the copy removed mid-write, by a signal, the write fails instead of re-creating
+it), and a copy is used only once `check_copy` has found every expected file and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path, PurePosixPath
+from typing import Iterable
+
+from pytest_retrieval_bench.errors import SnapshotError
+
+
+def find_path_clash(paths: Iterable[str]) -> tuple[str, str] | None:
+    """A (file, path below it) pair, such as `pkg` and `pkg/x.go`, or None: a tree cannot hold both."""
+    known = set(paths)
+    for path in sorted(known):
+        parts = path.split("/")
+        for end in range(1, len(parts)):
+            parent = "/".join(parts[:end])
+            if parent in known:
+                return parent, path
+    return None
+
+
+def write_file(target: Path, relative: str, data: bytes, executable: bool = False) -> None:
+    """Write one regular file at `relative` below the existing directory `target`."""
+    parts = PurePosixPath(relative).parts
+    directory = target
+    for depth, part in enumerate(parts[:-1], 1):
+        directory = directory / part
+        try:
+            directory.mkdir()
+        except FileExistsError:
+            if directory.is_symlink() or not directory.is_dir():
+                raise SnapshotError(f"cannot write {relative!r} in the private copy: {'/'.join(parts[:depth])!r} is a file") from None
+    destination = directory / parts[-1]
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        descriptor = os.open(destination, flags, 0o755 if executable else 0o644)
+    except FileExistsError:
+        raise SnapshotError(f"cannot write {relative!r} in the private copy: the path is already taken") from None
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(data)
+
+
+def copy_regular_files(source: Path, target: Path) -> None:
+    """Copy the regular files below `source` (`.git` aside); links, devices and sockets are left out."""
+    for directory, subdirs, files in os.walk(source, followlinks=False):
+        subdirs[:] = sorted(name for name in subdirs if name != ".git")
+        for name in sorted(files):
+            full = Path(directory, name)
+            info = os.lstat(full)
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            write_file(target, full.relative_to(source).as_posix(), full.read_bytes(), executable=bool(info.st_mode & stat.S_IXUSR))
+
+
+def check_copy(target: Path, expected: Iterable[str]) -> None:
+    """A copy holds exactly the expected regular files (and `.git`, once committed); else SnapshotError."""
+    found: set[str] = set()
+    for directory, subdirs, files in os.walk(target, followlinks=False):
+        if Path(directory) == target:
+            subdirs[:] = [name for name in subdirs if name != ".git"]
+        for name in [*subdirs, *files]:
+            full = Path(directory, name)
+            mode = os.lstat(full).st_mode
+            if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                raise SnapshotError(f"private copy {target}: {full.relative_to(target).as_posix()!r} is not a regular file or directory")
+            if stat.S_ISREG(mode):
+                found.add(full.relative_to(target).as_posix())
+    wanted = set(expected)
+    if found != wanted:
+        absent, extra = sorted(wanted - found), sorted(found - wanted)
+        detail = "; ".join(part for part in (f"missing {absent[:5]!r}" if absent else "", f"unexpected {extra[:5]!r}" if extra else "") if part)
+        raise SnapshotError(f"private copy {target} does not match the snapshot ({len(found)} of {len(wanted)} files): {detail}")
