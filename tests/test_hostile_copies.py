@@ -242,3 +242,56 @@ def test_a_directory_snapshot_reads_no_link(tmp_path: Path) -> None:
     finally:
         copies.cleanup()
         copies.restore_signals()
+
+
+MID_WRITE = """
+import os, signal, sys
+from pathlib import Path
+from pytest_retrieval_bench.corpus.copies import PrivateCopies, make_base_directory
+from pytest_retrieval_bench.corpus.snapshot import Snapshot
+
+base = make_base_directory()
+print(base, flush=True)
+copies = PrivateCopies(base / "copies", owned_root=base)
+
+def writer(target):
+    (target / "first.txt").write_text("one")
+    os.kill(os.getpid(), signal.SIGTERM)  # arrives while the copy is being written
+    (target / "second.txt").write_text("two")
+
+copies.get(Snapshot(repo="o/r", commit="c", origin="t", texts={"first.txt": "one", "second.txt": "two"}, writer=writer))
+print("not reached", flush=True)
+"""
+
+
+def test_sigterm_while_a_copy_is_written_leaves_nothing(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-c", MID_WRITE], capture_output=True, text=True, timeout=60, env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert result.returncode == -15, result.stderr
+    assert "not reached" not in result.stdout
+    base = Path(result.stdout.split()[0])
+    assert base.parent == tmp_path and not base.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_worker_writing_after_the_controller_removed_the_session_directory_does_not_recreate_it(tmp_path: Path) -> None:
+    """Under xdist the controller owns the session directory; a signal makes it remove the directory
+    while a worker may be half way through a copy. The worker's writes then fail; none re-creates it."""
+    session = tmp_path / "pytest-retrieval-bench-x"
+    session.mkdir()
+    copies = PrivateCopies(session / "copies", owned_root=None)  # a worker's: it does not own the directory
+
+    def writer(target: Path) -> None:
+        (target / "a.txt").write_text("a")
+        shutil.rmtree(session)  # the controller's clean-up, meanwhile
+
+    texts = {"a.txt": "a", "deep/er/b.txt": "b"}
+    try:
+        with pytest.raises(SnapshotError, match="could not be made"):
+            copies.get(Snapshot(repo="o/r", commit="c", origin="t", texts=texts, writer=lambda target: (writer(target), Snapshot(
+                repo="o/r", commit="c", origin="t", texts=texts).write_to(target))))
+        with pytest.raises(SnapshotError, match="could not be made"):
+            copies.get(Snapshot(repo="o/r2", commit="c", origin="t", texts=texts))  # the next snapshot's copy
+    finally:
+        copies.cleanup()
+        copies.restore_signals()
+    assert list(tmp_path.iterdir()) == []
