@@ -28,29 +28,38 @@ def find_path_clash(paths: Iterable[str]) -> tuple[str, str] | None:
     return None
 
 
-def write_file(target: Path, relative: str, data: bytes, executable: bool = False) -> None:
-    """Write one regular file at `relative` below the existing directory `target`."""
-    parts = PurePosixPath(relative).parts
-    directory = target
-    for depth, part in enumerate(parts[:-1], 1):
-        directory = directory / part
+class CopyWriter:
+    """Writes regular files below the existing directory `target`, making each directory once."""
+
+    def __init__(self, target: Path):
+        self.target = target
+        self._made: set[str] = set()
+
+    def write(self, relative: str, data: bytes, executable: bool = False) -> None:
+        parts = PurePosixPath(relative).parts
+        for depth in range(1, len(parts)):
+            parent = "/".join(parts[:depth])
+            if parent in self._made:
+                continue
+            directory = self.target / parent
+            try:
+                directory.mkdir()  # never with parents: the copy itself must still exist
+            except FileExistsError:
+                if directory.is_symlink() or not directory.is_dir():
+                    raise SnapshotError(f"cannot write {relative!r} in the private copy: {parent!r} is a file") from None
+            self._made.add(parent)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         try:
-            directory.mkdir()
+            descriptor = os.open(self.target / relative, flags, 0o755 if executable else 0o644)
         except FileExistsError:
-            if directory.is_symlink() or not directory.is_dir():
-                raise SnapshotError(f"cannot write {relative!r} in the private copy: {'/'.join(parts[:depth])!r} is a file") from None
-    destination = directory / parts[-1]
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        descriptor = os.open(destination, flags, 0o755 if executable else 0o644)
-    except FileExistsError:
-        raise SnapshotError(f"cannot write {relative!r} in the private copy: the path is already taken") from None
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(data)
+            raise SnapshotError(f"cannot write {relative!r} in the private copy: the path is already taken") from None
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
 
 
 def copy_regular_files(source: Path, target: Path) -> None:
     """Copy the regular files below `source` (`.git` aside); links, devices and sockets are left out."""
+    writer = CopyWriter(target)
     for directory, subdirs, files in os.walk(source, followlinks=False):
         subdirs[:] = sorted(name for name in subdirs if name != ".git")
         for name in sorted(files):
@@ -58,22 +67,25 @@ def copy_regular_files(source: Path, target: Path) -> None:
             info = os.lstat(full)
             if not stat.S_ISREG(info.st_mode):
                 continue
-            write_file(target, full.relative_to(source).as_posix(), full.read_bytes(), executable=bool(info.st_mode & stat.S_IXUSR))
+            writer.write(full.relative_to(source).as_posix(), full.read_bytes(), executable=bool(info.st_mode & stat.S_IXUSR))
 
 
 def check_copy(target: Path, expected: Iterable[str]) -> None:
     """A copy holds exactly the expected regular files (and `.git`, once committed); else SnapshotError."""
     found: set[str] = set()
-    for directory, subdirs, files in os.walk(target, followlinks=False):
-        if Path(directory) == target:
-            subdirs[:] = [name for name in subdirs if name != ".git"]
-        for name in [*subdirs, *files]:
-            full = Path(directory, name)
-            mode = os.lstat(full).st_mode
-            if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                raise SnapshotError(f"private copy {target}: {full.relative_to(target).as_posix()!r} is not a regular file or directory")
-            if stat.S_ISREG(mode):
-                found.add(full.relative_to(target).as_posix())
+    pending = [("", target)]
+    while pending:
+        prefix, directory = pending.pop()
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                relative = prefix + entry.name
+                if entry.is_symlink() or not (entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False)):
+                    raise SnapshotError(f"private copy {target}: {relative!r} is not a regular file or directory")
+                if entry.is_dir(follow_symlinks=False):
+                    if relative != ".git":
+                        pending.append((relative + "/", Path(entry.path)))
+                else:
+                    found.add(relative)
     wanted = set(expected)
     if found != wanted:
         absent, extra = sorted(wanted - found), sorted(found - wanted)

@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
-from pytest_retrieval_bench.corpus.copy_files import write_file
+from pytest_retrieval_bench.corpus.copy_files import CopyWriter
 from pytest_retrieval_bench.scoring.budgets import TokenCounts
 
 MAX_TEXT_BYTES = 1_048_576
@@ -149,8 +149,9 @@ class Snapshot:
         if self.writer is not None:
             self.writer(target)
             return
+        writer = CopyWriter(target)
         for path, text in self.texts.items():
-            write_file(target, path, text.encode("utf-8", errors="surrogatepass"))
+            writer.write(path, text.encode("utf-8", errors="surrogatepass"))
 
     def copy_paths(self) -> list[str]:
         """The files a private copy holds: every path of a tree or git snapshot; the text files of one

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Iterator
 
-from pytest_retrieval_bench.corpus.copy_files import copy_regular_files, write_file
+from pytest_retrieval_bench.corpus.copy_files import CopyWriter, copy_regular_files
 from pytest_retrieval_bench.corpus.snapshot import Snapshot, as_text
 from pytest_retrieval_bench.errors import SnapshotError
 
@@ -100,8 +100,9 @@ def read_git_tree(repo_dir: Path, repo: str, commit: str) -> Snapshot:
 
 def _export_git(repo_dir: Path, commit: str, target: Path) -> None:
     """The commit's regular blobs as files (executable bit kept); symbolic links are left out."""
+    writer = CopyWriter(target)
     for path, mode, data in _iter_blobs_with_modes(repo_dir, commit):
-        write_file(target, path, data, executable=mode == b"100755")
+        writer.write(path, data, executable=mode == b"100755")
 
 
 def read_worktree(path: Path, repo: str, commit: str) -> Snapshot:
