@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
 import sys
 import textwrap
@@ -423,3 +424,78 @@ def test_a_long_ranking_is_read_in_linear_time() -> None:
     assert distinct_strings(values + values[:10], "ranking") == values  # repeats dropped, order kept
     with pytest.raises(ArmError, match="ranking entry 3 is not a string"):
         distinct_strings(["a", "b", "c", 4], "ranking")
+
+
+def test_a_ranking_above_the_entry_limit_is_refused_at_once() -> None:
+    from pytest_retrieval_bench.arms.base import MAX_RANKING_ENTRIES, Answer
+    from pytest_retrieval_bench.arms.command import distinct_strings
+
+    too_many = ["a"] * (MAX_RANKING_ENTRIES + 1)
+    with pytest.raises(ArmError, match="ranking has 1,000,001 entries, above the limit of 1,000,000"):
+        distinct_strings(too_many, "ranking")
+    with pytest.raises(ValueError, match="ranking has 1,000,001 entries"):
+        Answer(ranking=(f"f{n}" for n in range(MAX_RANKING_ENTRIES + 1)))
+    with pytest.raises(ValueError, match="spans has 1,000,001 entries"):
+        Answer(ranking=["a"], spans=[{"path": "a"}] * (MAX_RANKING_ENTRIES + 1))
+    assert len(Answer(ranking=too_many[:MAX_RANKING_ENTRIES]).ranking) == MAX_RANKING_ENTRIES
+
+
+ESCAPER = """
+import os, subprocess, sys, time
+# a grandchild that leaves the program's session and keeps stdout open, then the program exits
+subprocess.Popen([sys.executable, "-c", "import os, time; open({pidfile!r}, 'w').write(str(os.getpid())); time.sleep(120)"],
+                 start_new_session=True)
+while not os.path.exists({pidfile!r}):
+    time.sleep(0.01)
+print('{{"ids": ["src/app.py"]}}', flush=True)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(") ", 1)[1].startswith("Z"))  # a zombie has ended
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finding escaped processes reads /proc")
+def test_an_escaped_grandchild_holding_stdout_is_killed(snapshot: Any, tmp_path: Path) -> None:
+    """A grandchild in a session of its own holding stdout: the call ends at its timeout, not when
+    the grandchild does, and the grandchild is killed, not left behind."""
+    pidfile = tmp_path / "grandchild.pid"
+    command = arm(argv=[sys.executable, "-c", ESCAPER.format(pidfile=str(pidfile))], ranking="ids[]", timeout=3)
+    started = time.monotonic()
+    with pytest.raises(ArmError, match="timed out after 3 s"):
+        command.retrieve(request(snapshot))
+    assert time.monotonic() - started < 15
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild)
+
+
+DAEMON = """
+import os, subprocess, sys
+# a detached helper with its output elsewhere: the program exits at once and succeeds
+subprocess.Popen([sys.executable, "-c", "import os, time; open({pidfile!r}, 'w').write(str(os.getpid())); time.sleep(120)"],
+                 start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+import time
+while not os.path.exists({pidfile!r}):
+    time.sleep(0.01)
+print('{{"ids": ["src/app.py"]}}')
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finding escaped processes reads /proc")
+def test_a_detached_helper_does_not_outlive_its_call(snapshot: Any, tmp_path: Path) -> None:
+    pidfile = tmp_path / "helper.pid"
+    command = arm(argv=[sys.executable, "-c", DAEMON.format(pidfile=str(pidfile))], ranking="ids[]", timeout=30)
+    assert command.retrieve(request(snapshot)).ranking == ["src/app.py"]
+    helper = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(helper) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(helper)

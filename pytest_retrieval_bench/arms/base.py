@@ -49,6 +49,11 @@ class Request:
     given_files: tuple[str, ...] = ()
 
 
+#: the most entries a ranking (or a spans list) may hold: far above any repository's file count, and
+#: low enough that a runaway answer is refused at once rather than held and checked entry by entry
+MAX_RANKING_ENTRIES = 1_000_000
+
+
 @dataclass
 class Answer:
     """An arm's answer. An empty ranking is an abstention; raise an exception for an error.
@@ -78,8 +83,10 @@ class Answer:
                 self.ranking = list(self.ranking)
             except TypeError:
                 raise ValueError(f"ranking is {type(self.ranking).__name__}; expected a list of paths") from None
+        check_entry_count(len(self.ranking), "ranking")
         if self.spans is None:
             return
+        check_entry_count(len(self.spans), "spans")
         self.spans = [_checked_span(span, index) for index, span in enumerate(self.spans)]
         if not self.ranking:
             self.ranking = list(dict.fromkeys(span["path"] for span in self.spans))
@@ -92,6 +99,11 @@ class Answer:
     @property
     def is_abstention(self) -> bool:
         return bool(self.abstained) if self.abstained is not None else not self.ranking
+
+
+def check_entry_count(count: int, what: str) -> None:
+    if count > MAX_RANKING_ENTRIES:
+        raise ValueError(f"{what} has {count:,} entries, above the limit of {MAX_RANKING_ENTRIES:,}")
 
 
 @runtime_checkable

@@ -16,7 +16,6 @@ import hashlib
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -28,8 +27,9 @@ from typing import IO, Any, Iterator, Mapping, Sequence
 
 import orjson
 
-from pytest_retrieval_bench.arms.base import Answer, Request
+from pytest_retrieval_bench.arms.base import MAX_RANKING_ENTRIES, Answer, Request
 from pytest_retrieval_bench.arms.jsonpath import PathMissError, PathSyntaxError, extract, extract_scalar, parse
+from pytest_retrieval_bench.arms.processes import MARKER, kill_group, kill_marked, new_call_marker
 from pytest_retrieval_bench.arms.capture import MALFORMED, MAX_STDERR_BYTES, MAX_STDOUT_BYTES, NOT_RUN, PARSED, CaptureWriter
 from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.errors import ArmError, BenchError, InputError
@@ -81,23 +81,17 @@ class _Reader(threading.Thread):
                     self.data += chunk[:room]
 
 
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    """Kill the program and anything it started in its own session (never anything else)."""
-    try:
-        if os.name == "posix":
-            os.killpg(process.pid, signal.SIGKILL)
-        else:
-            process.kill()
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def run_program(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float,
                 stdout_limit: int = MAX_STDOUT_BYTES, stderr_limit: int = MAX_STDERR_BYTES) -> Invocation:
-    """Run `argv` (no shell) in `cwd`; a start failure or timeout is recorded, not raised."""
+    """Run `argv` (no shell) in `cwd`; a start failure or timeout is recorded, not raised.
+
+    When the call ends, nothing it started is left running: the program's process group and every
+    process carrying the call's marker (see `processes`) are killed, whether it exited or timed out.
+    """
     invocation = Invocation(argv=list(argv), timeout=timeout)
+    marker = new_call_marker()
     try:
-        process = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        process = subprocess.Popen(list(argv), cwd=cwd, env={**env, MARKER: marker}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, start_new_session=os.name == "posix")
     except FileNotFoundError:
         invocation.start_error = f"executable {argv[0]!r} not found"
@@ -111,21 +105,32 @@ def run_program(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout:
         reader.start()
     deadline = time.monotonic() + timeout
     try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        invocation.timed_out = True
-        _kill(process)
-        process.wait()
-    for reader in readers:  # a background child may hold a pipe open after the program exits
-        reader.join(max(deadline - time.monotonic(), _DRAIN_GRACE))
-        if reader.is_alive():
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
             invocation.timed_out = True
-            _kill(process)
-            reader.join(5.0)
+            _end_call(process, marker)
+            process.wait()
+        for reader in readers:  # a background child may hold a pipe open after the program exits
+            reader.join(max(deadline - time.monotonic(), _DRAIN_GRACE))
+            if reader.is_alive():
+                invocation.timed_out = True
+                _end_call(process, marker)
+                reader.join(5.0)
+    finally:  # also on Ctrl-C: what the call started ends with it
+        _end_call(process, marker)
     invocation.returncode = process.returncode
     invocation.stdout, invocation.stdout_total = bytes(readers[0].data), readers[0].total
     invocation.stderr, invocation.stderr_total = bytes(readers[1].data), readers[1].total
     return invocation
+
+
+def _end_call(process: subprocess.Popen[bytes], marker: str) -> None:
+    if os.name == "posix":
+        kill_group(process.pid)
+    elif process.poll() is None:
+        process.kill()
+    kill_marked(marker)
 
 
 @dataclass
@@ -195,6 +200,8 @@ def cache_state(root: Path, probe: str | None) -> str:
 
 def distinct_strings(values: Sequence[Any], what: str) -> list[str]:
     """Ranking entries: strings, first occurrence kept, order kept (linear in the entries)."""
+    if len(values) > MAX_RANKING_ENTRIES:
+        raise ArmError(f"{what} has {len(values):,} entries, above the limit of {MAX_RANKING_ENTRIES:,}")
     out: list[str] = []
     seen: set[str] = set()
     for number, value in enumerate(values):
