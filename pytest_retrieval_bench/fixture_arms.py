@@ -19,6 +19,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
+from pytest_retrieval_bench.bench.deadline import checked_timeout
 from pytest_retrieval_bench.errors import BenchError
 
 ARM_ATTRIBUTE = "__retrieval_bench_arm__"
@@ -32,20 +33,24 @@ class ArmDeclaration:
     name: str
     max_query_chars: int | None = None
     identity: str | None = None
+    timeout: float | None = None
 
 
-def arm(name: str, *, max_query_chars: int | None = None, identity: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def arm(name: str, *, max_query_chars: int | None = None, identity: str | None = None,
+        timeout: float | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a function as an arm named `name`; its parameters are fixtures (`bench_request` among them).
 
     It returns an `Answer` or a ranking (a list of paths, best first; `[]` abstains).
     `identity` (optional) names the arm's version in the registration; by default it is the
-    function's qualified name and a digest of its source.
+    function's qualified name and a digest of its source. `timeout` (seconds, optional) replaces
+    `--bench-arm-timeout` for this arm.
     """
     if not isinstance(name, str) or not name or any(char in name for char in "[],= \t\n"):
         raise BenchError(f"arm name {name!r}: expected a non-empty name without brackets, commas, '=' or white space")
+    own_timeout = checked_timeout(timeout, name)
 
     def declare(function: Callable[..., Any]) -> Callable[..., Any]:
-        setattr(function, ARM_ATTRIBUTE, ArmDeclaration(name, max_query_chars, identity))
+        setattr(function, ARM_ATTRIBUTE, ArmDeclaration(name, max_query_chars, identity, own_timeout))
         return function
 
     return declare
@@ -62,6 +67,7 @@ class FixtureArm:
     params: dict[str, Any] = field(default_factory=dict)
     max_query_chars: int | None = None
     declared_identity: str | None = None
+    timeout: float | None = None
 
     def identity(self) -> str:
         if self.declared_identity:
@@ -128,7 +134,8 @@ def variants_of(function: Callable[..., Any], declaration: ArmDeclaration) -> li
         variant_id = "-".join(part for part, _ in combination) or None
         params = {name: value for _, values in combination for name, value in values.items()}
         name = f"{declaration.name}[{variant_id}]" if variant_id else declaration.name
-        variants.append(FixtureArm(name, declaration.name, function, variant_id, params, declaration.max_query_chars, declaration.identity))
+        variants.append(FixtureArm(name, declaration.name, function, variant_id, params, declaration.max_query_chars, declaration.identity,
+                                   declaration.timeout))
     names = [variant.name for variant in variants]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:

@@ -83,3 +83,58 @@ def test_a_bad_timeout_is_a_usage_error(pytester: pytest.Pytester, value: str) -
     result = pytester.runpytest_subprocess("--bench-samples=release/benchmark/synthetic_v1/samples.jsonl",
                                            "--bench-corpus=release/corpus/synthetic_v1", f"--bench-arm-timeout={value}", timeout=120)
     assert result.ret == 4 and "--bench-arm-timeout" in result.stderr.str()
+
+
+OWN_LIMITS = """
+import time
+from pytest_retrieval_bench import Answer, arm
+
+class Patient:
+    name = "patient"
+    timeout = 5          # its own limit, above the run's
+    def retrieve(self, request):
+        time.sleep(0.5)
+        return Answer(ranking=[])
+
+class Hasty:
+    name = "hasty"
+    timeout = 0.2        # its own limit, below the run's
+    def retrieve(self, request):
+        time.sleep(3600)
+
+def pytest_retrieval_bench_arms(config):
+    return [Patient(), Hasty()]
+
+@arm("slow-fixture", timeout=5)
+def slow_fixture(bench_request):
+    time.sleep(0.5)
+    return []
+"""
+
+
+def test_a_declared_arm_sets_its_own_time_limit(pytester: pytest.Pytester) -> None:
+    """`timeout` on an object arm and `@arm(timeout=...)` replace --bench-arm-timeout for that arm."""
+    shutil.copytree(RELEASE, pytester.path / "release")
+    pytester.makeconftest(OWN_LIMITS)
+    result = pytester.runpytest_subprocess("--bench-samples=release/benchmark/synthetic_v1/samples.jsonl",
+                                           "--bench-corpus=release/corpus/synthetic_v1", "--bench-arms=patient,hasty,slow-fixture",
+                                           "--bench-arm-timeout=0.1", "-k", "402beedd849ff8293b36f091", "--bench-report=out.json",
+                                           "-p", "no:cacheprovider", timeout=240)
+    result.stdout.fnmatch_lines(["*arm hasty failed on *: arm hasty exceeded its time limit of 0.2 s (the arm's own timeout)*"])
+    report = json.loads((pytester.path / "out.json").read_text())
+    records = {arm: record for entry in report["details"] for arm, record in entry["arms"].items()}
+    assert records["patient"]["error"] is None and records["slow-fixture"]["error"] is None  # 0.5 s, above the run's 0.1 s
+    assert "0.2 s" in records["hasty"]["error"]
+
+
+@pytest.mark.parametrize("declaration", ["class Bad:\n    name = 'bad'\n    timeout = -3\n    def retrieve(self, request):\n        return []\n"
+                                         "def pytest_retrieval_bench_arms(config):\n    return [Bad()]\n",
+                                         "from pytest_retrieval_bench import arm\n@arm('bad', timeout='soon')\ndef bad(bench_request):\n    return []\n"])
+def test_a_bad_own_timeout_names_the_arm(pytester: pytest.Pytester, declaration: str) -> None:
+    shutil.copytree(RELEASE, pytester.path / "release")
+    pytester.makeconftest(declaration)
+    result = pytester.runpytest_subprocess("--bench-samples=release/benchmark/synthetic_v1/samples.jsonl",
+                                           "--bench-corpus=release/corpus/synthetic_v1", "--bench-arms=bad", "-p", "no:cacheprovider", timeout=120)
+    assert result.ret == 4  # a usage error (for the decorator: pytest's conftest error, with the conftest's line)
+    assert "arm 'bad': timeout must be a positive number of seconds" in result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in result.stderr.str()

@@ -10,6 +10,7 @@ from pytest_retrieval_bench.arms.base import Arm
 from pytest_retrieval_bench.arms.command import load_command_arms, parse_command_arm_option
 from pytest_retrieval_bench.arms.corvint import preset_arms
 from pytest_retrieval_bench.arms.registry import REFERENCE_ARMS, builtin_arms
+from pytest_retrieval_bench.bench.deadline import checked_timeout
 from pytest_retrieval_bench.errors import BenchError
 
 
@@ -40,4 +41,7 @@ def available_arms(pyproject: Path, command_options: Iterable[tuple[str, Path]],
             arms[arm.name] = arm
     for arm in entry_point_arms():
         arms.setdefault(arm.name, arm)
+    for arm in arms.values():
+        if not hasattr(arm, "descriptor"):  # a command arm's timeout is checked with its table
+            checked_timeout(getattr(arm, "timeout", None), arm.name)
     return arms

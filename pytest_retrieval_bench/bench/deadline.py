@@ -4,7 +4,9 @@ A Python or fixture arm that never returns would hang the whole run. On the main
 POSIX process a real-time interval timer interrupts it (sleeps and waits included) by raising
 `ArmTimedOut`, a BaseException, so an arm's own `except Exception` cannot swallow it; the item is
 then an error and the session goes on. An outer timer (pytest-timeout's, say) is restored after.
-Command arms keep their own per-arm timeout, which kills the program.
+Command arms keep their own per-arm timeout, which kills the program. A declared arm may set its
+own limit instead of the run's: a `timeout` attribute on an object arm, `@arm(..., timeout=S)` on a
+fixture arm.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import signal
 import threading
 import time
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
+
+from pytest_retrieval_bench.errors import BenchError
 
 DEFAULT_ARM_TIMEOUT = 300.0
 
@@ -22,15 +26,33 @@ class ArmTimedOut(BaseException):
     """Raised inside an arm that outlived its time limit."""
 
 
+def checked_timeout(value: Any, arm_name: str) -> float | None:
+    """An arm's own `timeout`: None (the run's applies) or a positive number of seconds."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value != value:
+        raise BenchError(f"arm {arm_name!r}: timeout must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def arm_time_limit(arm: Any, run_default: float | None) -> tuple[float | None, str]:
+    """The limit for one call of `arm` and where it comes from; none for a command arm (it kills its
+    program at its own timeout)."""
+    if hasattr(arm, "descriptor"):
+        return None, ""
+    own = checked_timeout(getattr(arm, "timeout", None), getattr(arm, "name", "?"))
+    return (own, "the arm's own timeout") if own is not None else (run_default, "--bench-arm-timeout")
+
+
 @contextmanager
-def time_limit(seconds: float | None, what: str) -> Iterator[None]:
+def time_limit(seconds: float | None, what: str, source: str = "--bench-arm-timeout") -> Iterator[None]:
     usable = bool(seconds) and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     if not usable:
         yield
         return
 
     def expire(signum: int, frame: object) -> None:
-        raise ArmTimedOut(f"{what} exceeded its time limit of {seconds:g} s (--bench-arm-timeout)")
+        raise ArmTimedOut(f"{what} exceeded its time limit of {seconds:g} s ({source})")
 
     previous = signal.signal(signal.SIGALRM, expire)
     outer_delay, outer_interval = signal.setitimer(signal.ITIMER_REAL, float(seconds))  # type: ignore[arg-type]

@@ -52,7 +52,7 @@ def make_request(sample: Sample, snapshot: Snapshot, limit: int, max_query_chars
 
 
 def run_item(sample: Sample, arm_name: str, request: Request, snapshot: Snapshot, limit: int, call: Callable[[], Any],
-             arm_timeout: float | None = None) -> dict[str, Any]:
+             arm_timeout: float | None = None, timeout_source: str = "--bench-arm-timeout") -> dict[str, Any]:
     """Everything SPEC 4 records for one sample x arm; `error` is set instead of raising.
 
     Only `call()` (the arm) is timed: the snapshot and its indexes were set up before.
@@ -68,7 +68,7 @@ def run_item(sample: Sample, arm_name: str, request: Request, snapshot: Snapshot
     error: str | None = None
     started = time.perf_counter()
     try:
-        with time_limit(arm_timeout, f"arm {arm_name}"):
+        with time_limit(arm_timeout, f"arm {arm_name}", timeout_source):
             result = call()
         answer = _validate(result, snapshot.path_set())
     except ArmTimedOut as exc:

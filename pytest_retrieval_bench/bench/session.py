@@ -31,6 +31,7 @@ from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.options import Settings
 from pytest_retrieval_bench.report.registration import arm_identity, build_registration, check_and_write_registration
 from pytest_retrieval_bench.report.build import build_report
+from pytest_retrieval_bench.bench.deadline import arm_time_limit
 from pytest_retrieval_bench.bench.finish import Outputs, load_baseline, publish, summarize
 from pytest_retrieval_bench.bench.run import failed_record, make_request, run_item
 from pytest_retrieval_bench.samples import LoadedSamples, Sample, load_samples
@@ -308,8 +309,8 @@ class BenchSession:
         key = (sample.id, arm_name)
         if key in self.component_records:
             return self.component_records[key]
-        limit = None if hasattr(self.arms[arm_name], "descriptor") else self.settings.arm_timeout  # a command arm has its own
-        record = run_item(sample, arm_name, request, snapshot, self.settings.limit, call, limit)
+        seconds, source = arm_time_limit(self.arms[arm_name], self.settings.arm_timeout)
+        record = run_item(sample, arm_name, request, snapshot, self.settings.limit, call, seconds, source)
         if self.capture is not None:
             self.capture.flush()  # disk writes stay outside the measured wall time
         if arm_name in self._components:
