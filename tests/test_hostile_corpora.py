@@ -75,3 +75,29 @@ def test_a_symbol_row_without_its_file_row(bench: pytest.Pytester) -> None:
     manifest.write_text("".join(json.dumps(entry) + "\n" for entry in entries))
     line = next(number for number, row in enumerate(kept, start=1) if row["path"] == victim)
     gin_errors(run(bench), [f"chunks.jsonl:{line}", f"row of {victim!r}, which has no file row", "corpus error"])
+
+
+ARCHIVE = RELEASE.parent / "agent_retrieval_bench_synthetic_v1.tar.zst"
+
+
+def test_a_release_archive_is_checked_against_its_published_sha256(pytester: pytest.Pytester) -> None:
+    """The bench publishes `<archive>.sha256` beside the archive: a mismatch is one usage error
+    naming the checksum file, before anything runs; a matching one runs as without it."""
+    import hashlib
+
+    archive = pytester.path / ARCHIVE.name
+    shutil.copy(ARCHIVE, archive)
+    sidecar = archive.with_name(archive.name + ".sha256")
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    sidecar.write_text(f"{digest}  releases/synthetic_v1/{archive.name}\n")
+    args = (f"--bench-samples={archive}", "--bench-arms=grep", "-p", "no:cacheprovider", "--bench-report=out.json")
+    good = pytester.runpytest_subprocess(*args, timeout=300)
+    assert good.ret == 0, good.stdout.str()[-2000:]
+    sidecar.write_text(f"{'0' * 64}  releases/synthetic_v1/{archive.name}\n")
+    (pytester.path / "out.json").unlink()
+    bad = pytester.runpytest_subprocess(*args, timeout=300)
+    assert bad.ret == 4
+    assert f"{sidecar}:1" in bad.stderr.str() and f"has sha256 {digest}, the checksum file says {'0' * 64}" in bad.stderr.str()
+    assert not (pytester.path / "out.json").exists()
+    sidecar.write_text("not a checksum\n")
+    assert "line 1 is not a sha256 checksum line" in pytester.runpytest_subprocess(*args, timeout=300).stderr.str()

@@ -21,7 +21,7 @@ from pytest_retrieval_bench.errors import InputError
 from pytest_retrieval_bench.samples import contextbench, known_target, relevance
 from pytest_retrieval_bench.samples.arb import parse_arb_row
 from pytest_retrieval_bench.samples.model import Sample
-from pytest_retrieval_bench.samples.reader import Line, iter_sample_lines
+from pytest_retrieval_bench.samples.reader import Line, is_release_archive, iter_sample_lines
 
 RowParser = Callable[[dict[str, Any], str, int], "Sample | None"]
 
@@ -52,6 +52,24 @@ def file_sha256(path: Path) -> str:
     except OSError as error:
         raise InputError(str(path), f"cannot read: {error.strerror or error}") from error
     return digest.hexdigest()
+
+
+def check_published_checksum(path: Path, digest: str) -> None:
+    """A release archive's `<archive>.sha256` beside it (`sha256sum` format, as the bench publishes
+    it) must agree with the archive read; a corrupted or swapped download is an InputError."""
+    sidecar = path.with_name(path.name + ".sha256")
+    if not is_release_archive(path) or not sidecar.is_file():
+        return
+    try:
+        first = sidecar.read_text(encoding="utf-8").strip().splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(str(sidecar), f"cannot read the checksum file: {error}") from error
+    expected = first[0].split()[0].lower() if first and first[0].split() else ""
+    if len(expected) != 64 or any(char not in "0123456789abcdef" for char in expected):
+        raise InputError(str(sidecar), f"line 1 is not a sha256 checksum line: {first[0][:80] if first else ''!r}", line=1)
+    if expected != digest:
+        raise InputError(str(sidecar), f"{path.name} has sha256 {digest}, the checksum file says {expected}: "
+                                       "the archive is corrupted or not the published one", line=1)
 
 
 def _parse_line(text: bytes, source: str, line: int, parse_row: RowParser = parse_arb_row) -> Sample | None:
@@ -144,6 +162,7 @@ def load_samples(path: Path, fold_map: dict[str, str] | None = None, task_type: 
     if path.name.endswith(".parquet"):
         contextbench.require_pyarrow(path)  # a missing optional dependency is a usage error, not a bad row
     loaded = LoadedSamples(path=path, digest=file_sha256(path), format=detect_format(path))
+    check_published_checksum(path, loaded.digest)
     parse_row = _row_parser(path, loaded)
     rows = _parquet_lines(path) if path.name.endswith(".parquet") else _json_lines(path)
     seen: dict[str, Sample] = {}
