@@ -29,6 +29,10 @@ WORKER_SAMPLES = "retrieval_bench_samples"
 WORKER_BENCH_ONLY = "retrieval_bench_only"
 
 
+#: a usage error on an xdist worker, reported as its collection error instead of raised at configure
+WORKER_PROBLEM_KEY = pytest.StashKey[str]()
+
+
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
@@ -77,6 +81,13 @@ def pytest_configure(config: pytest.Config) -> None:
         base, owns = make_base_directory(), True
     try:
         bench = BenchSession(config, settings, role, base, owns, bench_only)
+    except pytest.UsageError as error:
+        if role == "worker":  # raised here, xdist's controller would wait for this worker forever
+            config.stash[WORKER_PROBLEM_KEY] = str(error)
+            return
+        if owns:
+            shutil.rmtree(base, ignore_errors=True)
+        raise
     except BaseException:
         if owns:
             shutil.rmtree(base, ignore_errors=True)
@@ -129,6 +140,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
     """Samples given by option (not as test paths) join the session's top-level collectors."""
     report = yield
+    problem = collector.config.stash.get(WORKER_PROBLEM_KEY, None)
+    if problem is not None and isinstance(collector, pytest.Session):  # a worker that cannot run the bench says why
+        report.outcome, report.longrepr, report.result = "failed", problem, []
+        return report
     bench = bench_session(collector.config)
     if bench is None or not isinstance(collector, pytest.Session) or report.outcome != "passed":
         return report

@@ -202,3 +202,25 @@ def test_gateways_with_another_working_directory_see_the_same_bench(pytester: py
     with_arm = pytester.runpytest_subprocess(*relative, "--bench-arms=mine", "-p", "mine_arms", "-p", "no:cacheprovider",
                                              "-d", f"--tx=2*popen//chdir={elsewhere}", timeout=300)
     with_arm.assert_outcomes(passed=34, skipped=1)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_conftest_arm_missing_on_a_gateway_worker_is_one_error_not_a_hang(pytester: pytest.Pytester, workers: int) -> None:
+    """The conftest stays behind in the rootdir, so a worker started elsewhere does not know the arm:
+    one collection error naming the arm and the remedies, in bounded time, exit code 1 (xdist's
+    controller used to wait forever for a worker whose configure raised)."""
+    import shutil
+    import time
+
+    shutil.copytree(TESTDATA / "release", pytester.path / "release")
+    pytester.makeconftest(PLUGIN_ARM)
+    elsewhere = pytester.mkdir("elsewhere")
+    started = time.monotonic()
+    result = pytester.runpytest_subprocess("--bench-samples=release/benchmark/synthetic_v1/samples.jsonl", "--bench-corpus=release/corpus/synthetic_v1",
+                                           "--bench-arms=mine", "-p", "no:cacheprovider", "-d", "--dist=loadgroup",
+                                           f"--tx={workers}*popen//chdir={elsewhere}", timeout=120)
+    assert time.monotonic() - started < 100
+    assert result.ret == 1
+    text = result.stdout.str()
+    assert "ERROR collecting test session" in text and "unknown arm 'mine' in --bench-arms" in text
+    assert "on this xdist worker" in text and "--rsyncdir" in text
