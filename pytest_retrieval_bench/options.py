@@ -190,7 +190,7 @@ def _paths(values: list[str], base: Path) -> tuple[Path, ...]:
     return tuple(base / value for value in values if value)
 
 
-_SNAPSHOT = re.compile(r"^(?P<repo>[^/@=\s]+/[^/@=\s]+)@(?P<commit>[0-9a-f]{40})=(?P<path>.+)$")
+_SNAPSHOT = re.compile(r"^(?P<repo>[^/@=\s]+(?:/[^/@=\s]+)?)@(?P<commit>[0-9a-f]{40})=(?P<path>.+)$")
 
 
 def _fold_map(path: Path) -> tuple[dict[str, str], str]:
@@ -274,7 +274,7 @@ def read_settings(config: pytest.Config) -> Settings:
     for entry, base in values["snapshot"]:
         match = _SNAPSHOT.match(entry)
         if not match:
-            raise pytest.UsageError(f"--bench-snapshot {entry!r}: expected OWNER/NAME@COMMIT=PATH with a 40-hex commit")
+            raise pytest.UsageError(f"--bench-snapshot {entry!r}: expected OWNER/NAME@COMMIT=PATH (or NAME@COMMIT=PATH for a repository named without an owner) with a 40-hex commit")
         snapshots[f"{match['repo']}@{match['commit']}"] = base / match["path"]
     if values["samples"]:  # an inactive plugin (no samples) judges nothing
         _refuse_missing_sources(values)

@@ -57,38 +57,82 @@ def test_query_text_is_the_problem_statement_verbatim():
     assert sample.query == {"problem_statement": "Widgets crash\n\nwhen  spaced  "}
 
 
-@pytest.mark.parametrize(
-    ("raw", "expected"),
-    [
-        ("/testbed/src/a.py", "src/a.py"),
-        ("/workspace/src/a.py", "src/a.py"),
-        ("/app/a.py", "a.py"),
-        ("/repo/a.py", "a.py"),
-        ("./src/a.py", "src/a.py"),
-        ("src\\win\\a.py", "src/win/a.py"),
-        ("src//a.py", "src/a.py"),
-        (".github/workflows/ci.yml", ".github/workflows/ci.yml"),
-        ("./.env.example", ".env.example"),
-        ("/testbed/.gitignore", ".gitignore"),
-        ("/testbed/testbed/a.py", "testbed/a.py"),  # one prefix only
-    ],
-)
-def test_path_normalisation(raw, expected):
+# The official gold reader's outputs (contextbench/parsers/gold.py, _normalize_rel_path), obtained by
+# running it on each input: the rule is `\\`->`/`; drop "/testbed/"; or drop "/workspace/" and the
+# directory after it; or lstrip("/") an absolute path; or lstrip("./") a relative one.
+OFFICIAL_NORMALISATION = [
+    ("/workspace/vuejs__core__0.1/package.json", "package.json"),
+    ("/workspace/cli__cli__0.1/pkg/cmd/repo/clone/clone.go", "pkg/cmd/repo/clone/clone.go"),
+    ("/workspace/package.json", "package.json"),
+    ("/workspace//x/y.py", "x/y.py"),
+    ("/workspace/r/./a.py", "./a.py"),
+    ("/workspace", "workspace"),
+    ("/testbed/django/db/models/query.py", "django/db/models/query.py"),
+    ("/testbed", "testbed"),
+    ("/testbed/./x.py", "./x.py"),
+    ("/TESTBED/a.py", "TESTBED/a.py"),
+    ("/app/lib/ansible/module.py", "app/lib/ansible/module.py"),
+    ("/app/", "app/"),
+    ("./src/a.py", "src/a.py"),
+    ("././src/a.py", "src/a.py"),
+    (".github/workflows/ci.yml", "github/workflows/ci.yml"),
+    ("./.env", "env"),
+    (".../x", "x"),
+    ("../src/a.py", "src/a.py"),
+    ("src//a.py", "src//a.py"),
+    ("//testbed/x.py", "testbed/x.py"),
+    ("///a//b.py", "a//b.py"),
+    ("\\testbed\\django\\x.py", "django/x.py"),
+    ("/.hidden/x", ".hidden/x"),
+    (" /testbed/x.py", " /testbed/x.py"),
+    ("src/a.py/", "src/a.py/"),
+    ("testbed/a.py", "testbed/a.py"),
+    ("a.py", "a.py"),
+]
+
+
+@pytest.mark.parametrize(("raw", "expected"), OFFICIAL_NORMALISATION)
+def test_path_normalisation_is_the_official_rule(raw, expected):
     assert normalize_path(raw) == expected
 
 
-@pytest.mark.parametrize("raw", ["/etc/passwd", "/home/user/a.py", "src/../a.py", "/testbed/", "."])
-def test_path_normalisation_rejects(raw):
+# Where the official rule gives a path no snapshot holds (empty, absolute, `..`): an error for the row.
+@pytest.mark.parametrize(("raw", "official"), [("/workspace/", ""), ("/testbed/", ""), ("/", ""), ("", ""),
+                                               ("/workspace/a__b__0.1//x.py", "/x.py"), ("/testbed/../x.py", "../x.py"),
+                                               ("src/../a.py", "src/../a.py"), ("C:\\repo\\x.py", "C:/repo/x.py")])
+def test_path_normalisation_refuses_what_names_no_snapshot_file(raw, official):
     with pytest.raises(ValueError):
         normalize_path(raw)
 
 
-def test_spans_are_deduplicated_and_gold_files_keep_order():
+def test_spans_keep_repeats_and_gold_files_keep_order():
     spans = [{"file": "b.py", "start_line": 3, "end_line": 4}, {"file": "/testbed/a.py", "start_line": 1, "end_line": 2},
              {"file": "./b.py", "start_line": 3, "end_line": 4}]
     sample = parse_contextbench_row(_row(gold_context=spans), "f.jsonl", 1)
     assert sample.gold_files == ("b.py", "a.py")
-    assert len(sample.extra["spans"]) == 2
+    assert len(sample.extra["spans"]) == 3  # CodeNib counts every gold block
+
+
+@pytest.mark.parametrize(("overrides", "expected"), [
+    ({"repo": "cli", "original_inst_id": "cli__cli-5973"}, "cli/cli"),
+    ({"repo": "core", "original_inst_id": "vuejs__core-10289"}, "vuejs/core"),
+    ({"repo": "jackson-core", "original_inst_id": "fasterxml__jackson-core-964"}, "fasterxml/jackson-core"),
+    ({"repo": "clap", "repo_url": "https://github.com/clap-rs/clap.git", "original_inst_id": "x"}, "clap-rs/clap"),
+    ({"repo": "zstd"}, "zstd"),  # no owner anywhere: named with --bench-snapshot zstd@COMMIT=DIR
+    ({"repo": "mui/material-ui", "original_inst_id": "other__thing-1"}, "mui/material-ui"),
+])
+def test_a_repository_without_an_owner(overrides, expected):
+    assert parse_contextbench_row(_row(**overrides), "f.jsonl", 1).repo == expected
+
+
+def test_a_bare_repository_row_runs_against_a_named_snapshot(pytester):
+    row = _row(repo="gin-lite", base_commit=GIN_COMMIT, gold_context=[{"file": "/workspace/gin-gonic__gin__0.1/gin.go", "start_line": 1, "end_line": 5}])
+    (pytester.path / "cb.jsonl").write_text(json.dumps(row) + "\n")
+    result = pytester.runpytest_subprocess("--bench-samples=cb.jsonl", f"--bench-snapshot=gin-lite@{GIN_COMMIT}={GIN_TREE}", "--bench-arms=grep",
+                                           "--bench-report=out.json", "-p", "no:cacheprovider", timeout=300)
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    entry = json.loads((pytester.path / "out.json").read_text())["details"][0]
+    assert entry["repo"] == "gin-lite" and entry["arms"]["grep"]["error"] is None
 
 
 @pytest.mark.parametrize(
@@ -96,7 +140,8 @@ def test_spans_are_deduplicated_and_gold_files_keep_order():
     [
         ({"instance_id": None}, "instance_id", "missing"),
         ({"instance_id": "a b"}, "instance_id", "whitespace"),
-        ({"repo": "widgets"}, "repo", "owner/name"),
+        ({"repo": "not a repo"}, "repo", "owner/name"),
+        ({"repo": "cli", "repo_url": "ftp://x"}, "repo_url", "owner/name"),
         ({"base_commit": "abc"}, "base_commit", "40 lowercase hex"),
         ({"problem_statement": "  "}, "problem_statement", "empty"),
         ({"problem_statement": 3}, "problem_statement", "expected string"),
@@ -104,7 +149,8 @@ def test_spans_are_deduplicated_and_gold_files_keep_order():
         ({"gold_context": []}, "gold_context", "no gold spans"),
         ({"gold_context": {"file": "a.py"}}, "gold_context", "expected a list"),
         ({"gold_context": ["a.py"]}, "gold_context[0]", "expected an object"),
-        ({"gold_context": [{"file": "/etc/a.py", "start_line": 1, "end_line": 1}]}, "gold_context[0]", "absolute path"),
+        ({"gold_context": [{"file": "/workspace/a__b__0.1//a.py", "start_line": 1, "end_line": 1}]}, "gold_context[0]", "absolute path"),
+        ({"gold_context": [{"file": "src/../a.py", "start_line": 1, "end_line": 1}]}, "gold_context[0]", "'..' component"),
         ({"gold_context": [{"file": "a.py", "start_line": 0, "end_line": 1}]}, "gold_context[0]", "positive integer"),
         ({"gold_context": [{"file": "a.py", "start_line": 5, "end_line": 4}]}, "gold_context[0]", "before start_line"),
         ({"gold_context": [{"start_line": 1, "end_line": 1}]}, "gold_context[0]", "'file' must be a string"),
@@ -214,6 +260,23 @@ def test_cb_line_metrics_ignore_spans_but_codenib_uses_them():
         "codenib_block_recall@5", "codenib_block_precision@5", "codenib_block_accuracy@5"}
 
 
+def test_codenib_counts_a_repeated_gold_span_as_a_block_of_its_own():
+    """CodeNib's compute_block_metrics over gold [a.py:10-20, a.py:10-20, b.py:5-8, c.py:1-3] and a
+    prediction overlapping only a.py gave recall@20 2/4 = 0.5 (run with the official code); with the
+    repeat removed it would be 1/3."""
+    spans = [{"file": "src/a.py", "start_line": 10, "end_line": 20}, {"file": "src/a.py", "start_line": 10, "end_line": 20},
+             {"file": "./src/b.py", "start_line": 5, "end_line": 8}, {"file": "src/c.py", "start_line": 1, "end_line": 3}]
+    sample = parse_contextbench_row(_row(gold_context=spans), "f.jsonl", 1)
+    answer = Answer(ranking=[], spans=[{"path": f"noise/n{i}.py", "start_line": 1, "end_line": 5} for i in range(2)]
+                    + [{"path": "src/a.py", "start_line": 12, "end_line": 30}]
+                    + [{"path": f"noise/n{i}.py", "start_line": 1, "end_line": 5} for i in range(2, 24)])
+    scores = extra_metrics(sample, answer, answer.ranking, 20, lambda path: 100)
+    assert scores.values["codenib_block_recall@20"] == 0.5 and scores.counts["codenib_block_recall@20"] == [2, 4]
+    assert scores.values["codenib_block_precision@20"] == 0.05
+    assert scores.values["codenib_block_recall@5"] == 0.5
+    assert scores.values["cb_file_coverage"] == pytest.approx(1 / 3)  # files are a set: a, b, c
+
+
 def test_an_errored_item_scores_zero_on_the_same_names():
     good = extra_metrics(_sample(), Answer(ranking=["a.py"]), ["a.py"], 20, LINES.get)
     failed = extra_metrics(_sample(), None, [], 20, LINES.get)
@@ -236,6 +299,10 @@ def test_contextbench_run_end_to_end(pytester):
     for name in ("cb_file_coverage", "cb_file_precision", "cb_line_coverage", "cb_line_precision", "recall@10", "codenib_block_recall@5"):
         assert name in summary["metrics"], name
     assert set(summary["micro"]) >= {"cb_file_coverage", "cb_file_precision", "cb_line_coverage", "cb_line_precision"}
+    official = summary["contextbench_official"]
+    assert official["num_total"] == 3 and set(official) == {"num_total", "num_valid", "final_file", "final_line"}
+    if official["num_valid"] == 3:  # every item answered: the official micro average is the pooled one
+        assert official["final_file"]["coverage"] == pytest.approx(summary["micro"]["cb_file_coverage"], abs=1e-6)
     assert "task:contextbench" in report["summary"]
     detail = next(entry for entry in report["details"] if entry["id"] == "acme__gin-lite-101")
     record = detail["arms"]["grep"]
@@ -243,3 +310,24 @@ def test_contextbench_run_end_to_end(pytester):
     # the grep ranking holds path.go and path_test.go, so both files and all 29 + 25 gold lines are covered
     assert record["metrics"]["cb_file_coverage"] == 1.0 and record["metrics"]["cb_line_coverage"] == 1.0
     assert record["metric_counts"]["cb_line_coverage"] == [54.0, 54.0]
+
+
+def test_the_official_aggregation_drops_instances_with_no_context():
+    """ContextBench's aggregate_results, run on the same four instances (two scored, one with no
+    extracted context, one failed), gave num_valid 2, num_total 4, final_file coverage and precision
+    2/3, final_line coverage 7/12 and precision 7/105 (micro over the valid instances only)."""
+    from pytest_retrieval_bench.report.build import contextbench_official
+
+    def row(file_cov, file_prec, line_cov, line_prec, error=None, abstained=False):
+        counts = {"cb_file_coverage": file_cov, "cb_file_precision": file_prec, "cb_line_coverage": line_cov, "cb_line_precision": line_prec}
+        return {"metric_counts": counts, "error": error, "abstained": abstained}
+
+    rows = [row([1, 2], [1, 1], [5, 10], [5, 5]), row([1, 1], [1, 2], [2, 2], [2, 100]),
+            row([0, 3], [0, 0], [0, 40], [0, 0], abstained=True), row([0, 1], [0, 0], [0, 9], [0, 0], error="boom")]
+    official = contextbench_official(rows)
+    assert official["num_valid"] == 2 and official["num_total"] == 4
+    assert official["final_file"] == {"coverage": pytest.approx(2 / 3), "precision": pytest.approx(2 / 3)}
+    assert official["final_line"] == {"coverage": pytest.approx(7 / 12), "precision": pytest.approx(7 / 105)}
+    assert contextbench_official(rows[2:]) == {"num_total": 2, "num_valid": 0}
+    # the official edge rule: no prediction -> precision 1.0, no gold -> coverage 1.0
+    assert contextbench_official([row([0, 0], [0, 0], [0, 0], [0, 0])])["final_file"] == {"coverage": 1.0, "precision": 1.0}

@@ -119,6 +119,8 @@ def read_worktree(path: Path, repo: str, commit: str) -> Snapshot:
 
 def find_repository(repos_dir: Path, repo: str) -> Path | None:
     """`OWNER__NAME`, `OWNER+NAME` or `OWNER/NAME` below `repos_dir`, bare (`.git` suffix) or not."""
+    if "/" not in repo:  # a repository named without its owner is found by --bench-snapshot only
+        return None
     owner, name = repo.split("/", 1)
     for relative in (f"{owner}__{name}", f"{owner}+{name}", f"{owner}/{name}"):
         for candidate in (repos_dir / relative, repos_dir / f"{relative}.git"):

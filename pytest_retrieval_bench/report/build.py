@@ -132,7 +132,31 @@ def summarize_arm(rows: Sequence[dict[str, Any]], limit: int) -> dict[str, Any]:
         summary["metric_n"] = partial
     if any(row.get("metric_counts") for row in positives):
         summary["micro"] = micro_averages(positives)
+    if any("cb_file_coverage" in (row.get("metric_counts") or {}) for row in positives):
+        summary["contextbench_official"] = contextbench_official(positives)
     return summary
+
+
+def contextbench_official(positives: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """ContextBench's own aggregation (`evaluate.py`, `aggregate_results`), to set beside its leaderboard.
+
+    The official evaluator drops an instance with no extracted context (`no_context_extracted`)
+    or any other error from its averages and counts it only in `num_total`; its `final_*` values
+    are micro averages, `coverage_precision(pred, gold, inter)` with 1.0 over an empty
+    denominator. Here an error or an abstention (an empty ranking) is such an instance.
+    """
+    items = [row for row in positives if "cb_file_coverage" in (row.get("metric_counts") or {})]
+    valid = [row for row in items if not row["error"] and not row["abstained"]]
+    result: dict[str, Any] = {"num_total": len(items), "num_valid": len(valid)}
+    if not valid:
+        return result
+    for granularity in ("file", "line"):
+        intersection = sum(row["metric_counts"][f"cb_{granularity}_coverage"][0] for row in valid)
+        gold = sum(row["metric_counts"][f"cb_{granularity}_coverage"][1] for row in valid)
+        predicted = sum(row["metric_counts"][f"cb_{granularity}_precision"][1] for row in valid)
+        result[f"final_{granularity}"] = {"coverage": intersection / gold if gold > 0 else 1.0,
+                                          "precision": intersection / predicted if predicted > 0 else 1.0}
+    return result
 
 
 def repository_macro(rows: Sequence[dict[str, Any]]) -> dict[str, float | None]:

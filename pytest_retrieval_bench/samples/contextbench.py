@@ -13,41 +13,49 @@ from typing import Any, Iterator
 
 import orjson
 
+from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.errors import InputError
 from pytest_retrieval_bench.samples.model import Sample
 
 FORMAT = "contextbench"
 TASK_TYPE = "contextbench"
 
-# Absolute prefixes the dataset's containers put in front of repository paths. Only these are
-# stripped; any other absolute path is an error rather than a silently unmatched gold file.
-CONTAINER_PREFIXES = ("/testbed/", "/workspace/", "/app/", "/repo/")
-
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _REPO = re.compile(r"^[A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+$")
+_BARE_REPO = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _GITHUB = re.compile(r"^(?:https?://)?(?:www\.)?github\.com/")
 _BAD_ID = re.compile(r"[\s:\[\]]")
+# the official evaluator's `_resolve_repo_from_original_id`: `owner__name-123`
+_ORIGINAL_ID = re.compile(r"^([A-Za-z0-9_.-]+)__([A-Za-z0-9_.-]+)-\d+$")
 
 
 def normalize_path(raw: str) -> str:
-    """A gold span's file as a repo-relative POSIX path; ValueError when none can be made.
+    """A gold span's file exactly as ContextBench's evaluator reads it (`parsers/gold.py`,
+    `_normalize_rel_path`), then refused when the result cannot name a file inside a snapshot.
 
-    Backslashes become slashes, one container prefix is stripped, then `./` and empty
-    components go. Only whole `.` components are dropped, so `.github/x` keeps its dot.
+    The official rule, in order: backslashes become slashes; `/testbed/` is dropped; `/workspace/`
+    is dropped with the one directory after it (the Multi-SWE checkout, `owner__name__0.1`); any
+    other leading slashes are dropped (`/app/x` is `app/x`); a relative path loses every leading
+    `.` and `/` (`lstrip("./")`, so `.github/x` is `github/x`, as the official gold has it).
+    Nothing else is changed. A result that is empty, absolute or has a `..` component is a
+    ValueError (the official would keep it as a gold file no answer can match).
     """
-    path = raw.strip().replace("\\", "/")
-    for prefix in CONTAINER_PREFIXES:
-        if path.startswith(prefix):
-            path = path[len(prefix):]
-            break
-    if path.startswith("/"):
-        raise ValueError(f"absolute path {raw!r} outside the known container prefixes {', '.join(CONTAINER_PREFIXES)}")
-    parts = [part for part in path.split("/") if part not in ("", ".")]
-    if ".." in parts:
-        raise ValueError(f"path {raw!r} has a '..' component")
-    if not parts:
+    path = raw.replace("\\", "/")
+    if path.startswith("/testbed/"):
+        path = path[len("/testbed/"):]
+    elif path.startswith("/workspace/"):
+        parts = path[len("/workspace/"):].split("/", 1)
+        path = parts[1] if len(parts) == 2 else parts[0]
+    elif path.startswith("/"):
+        path = path.lstrip("/")
+    else:
+        path = path.lstrip("./")
+    if not path:
         raise ValueError(f"path {raw!r} names no file")
-    return "/".join(parts)
+    problem = check_relative_path(path)
+    if problem:
+        raise ValueError(f"path {raw!r} becomes {path!r} under ContextBench's rule: {problem}")
+    return path
 
 
 def normalize_repo(raw: str) -> str:
@@ -58,6 +66,31 @@ def normalize_repo(raw: str) -> str:
     if not _REPO.match(repo):
         raise ValueError(f"expected 'owner/name', got {raw!r}")
     return repo
+
+
+def resolve_repo(row: dict[str, Any], source: str, line: int) -> str:
+    """The row's repository: `repo` when it has an owner, else a `repo_url` column, else the owner
+    and name in `original_inst_id` (`cli__cli-5973`, the official evaluator's rule), else the bare
+    name (a Multi-SWE row's `repo` is `cli`, `core`, `clap`): its snapshot is then `NAME@COMMIT`,
+    named with `--bench-snapshot`."""
+    raw = _text(row, "repo", source, line)
+    try:
+        return normalize_repo(raw)
+    except ValueError:
+        pass
+    url = row.get("repo_url")
+    if isinstance(url, str) and url.strip():
+        try:
+            return normalize_repo(url)
+        except ValueError as error:
+            raise InputError(source, str(error), line=line, field="repo_url") from error
+    original = row.get("original_inst_id")
+    match = _ORIGINAL_ID.match(original.strip()) if isinstance(original, str) else None
+    if match:
+        return f"{match.group(1)}/{match.group(2)}"
+    if _BARE_REPO.match(raw.strip()):
+        return raw.strip()
+    raise InputError(source, f"expected 'owner/name' or a repository name, got {raw!r}", line=line, field="repo")
 
 
 def _text(row: dict[str, Any], name: str, source: str, line: int) -> str:
@@ -79,7 +112,7 @@ def _line_number(item: dict[str, Any], name: str) -> int:
 
 
 def gold_spans(value: Any, source: str, line: int) -> list[dict[str, Any]]:
-    """The `gold_context` column (a JSON string or a list) as normalised, de-duplicated spans."""
+    """The `gold_context` column (a JSON string or a list) as normalised spans, in order, repeats kept."""
     if isinstance(value, str):
         try:
             value = orjson.loads(value)
@@ -103,8 +136,7 @@ def gold_spans(value: Any, source: str, line: int) -> list[dict[str, Any]]:
             raise InputError(source, str(error), line=line, field=where) from error
         if span["end_line"] < span["start_line"]:
             raise InputError(source, f"end_line {span['end_line']} is before start_line {span['start_line']}", line=line, field=where)
-        if span not in spans:
-            spans.append(span)
+        spans.append(span)  # a repeated span is kept: CodeNib's block metrics count each one
     if not spans:
         raise InputError(source, "no gold spans", line=line, field="gold_context")
     return spans
@@ -115,10 +147,7 @@ def parse_contextbench_row(row: dict[str, Any], source: str, line: int) -> Sampl
     sample_id = _text(row, "instance_id", source, line)
     if _BAD_ID.search(sample_id):
         raise InputError(source, f"{sample_id!r} has whitespace, ':' or brackets (it names a test item)", line=line, field="instance_id")
-    try:
-        repo = normalize_repo(_text(row, "repo", source, line))
-    except ValueError as error:
-        raise InputError(source, str(error), line=line, field="repo") from error
+    repo = resolve_repo(row, source, line)
     commit = _text(row, "base_commit", source, line)
     if not _COMMIT.match(commit):
         raise InputError(source, f"expected 40 lowercase hex digits, got {commit!r}", line=line, field="base_commit")

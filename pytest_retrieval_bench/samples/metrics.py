@@ -171,7 +171,7 @@ def relevance_scores(sample: Sample, ranking: list[str], results: list[Result], 
     if ranged:
         _token_scores(scores, ranged, considered, line_count, read_text)
         blocks = [(anchor["path"], anchor["start_line"], anchor["end_line"]) for anchor in ranged]
-        _codenib_blocks(scores, list(dict.fromkeys(blocks)), results, limit, line_count)
+        _codenib_blocks(scores, blocks, results, limit, line_count)
     return scores
 
 
@@ -247,7 +247,11 @@ def _overlaps(a: tuple[str, float, float], b: tuple[str, float, float]) -> bool:
 
 
 def _codenib_blocks(scores: ExtraScores, blocks: list[tuple[str, int, int]], results: list[Result], limit: int, line_count: LineCount) -> None:
-    """CodeNib code-block recall/precision/accuracy@k; a prediction overlapping an earlier one is dropped first."""
+    """CodeNib code-block recall/precision/accuracy@k; a prediction overlapping an earlier one is dropped first.
+
+    The gold blocks are counted as listed, repeats included, as CodeNib's `compute_block_metrics`
+    does (it de-duplicates the predictions, never the gold): `[a, a, b, c]` is four blocks.
+    """
     kept: list[tuple[str, float, float]] = []
     for result in results:
         span = (result.path, *result.lines(line_count))
