@@ -32,6 +32,19 @@ CORPUS = TESTDATA / "formats" / "relevance" / "corpus"
         ("user@host.py@2-5", Anchor("user@host.py@2-5", path="user@host.py", start_line=2, end_line=5)),  # the last @ only
         ("mail@v2", Anchor("mail@v2", path="mail@v2")),
         ("trailing@", Anchor("trailing@", path="trailing@")),
+        # cce's Anchor::parse, compiled and run on each (Rust trim, usize ends, ASCII digits only):
+        ("f.py@1-18446744073709551615", Anchor("f.py@1-18446744073709551615", path="f.py", start_line=1, end_line=2**64 - 1)),
+        ("f.py@007-010", Anchor("f.py@007-010", path="f.py", start_line=7, end_line=10)),
+        (" f.py @3-4", Anchor(" f.py @3-4", path="f.py", start_line=3, end_line=4)),
+        ("f.py@3-4\x1c", Anchor("f.py@3-4\x1c", path="f.py@3-4\x1c")),  # Rust's trim keeps U+001C: no range
+        ("\x1cf.py", Anchor("\x1cf.py", path="\x1cf.py")),
+        ("\xa0f.py\u3000", Anchor("\xa0f.py\u3000", path="f.py")),
+        ("f.py\x85", Anchor("f.py\x85", path="f.py")),
+        ("a@b@3-4", Anchor("a@b@3-4", path="a@b", start_line=3, end_line=4)),
+        ("f.py # kind @3-4", Anchor("f.py # kind @3-4", path="f.py", kind="kind", start_line=3, end_line=4)),
+        ("f.py@+3-4", Anchor("f.py@+3-4", path="f.py@+3-4")),
+        ("f.py@\u0663-\u0664", Anchor("f.py@\u0663-\u0664", path="f.py@\u0663-\u0664")),  # Arabic-Indic digits are text
+        ("f.py@1_0-20", Anchor("f.py@1_0-20", path="f.py@1_0-20")),
     ],
 )
 def test_anchor_forms(text, expected):
@@ -48,6 +61,8 @@ def test_anchor_forms(text, expected):
         ("auth.py@7", "invalid line range"),
         ("auth.py@1-2-3", "invalid line range"),
         ("auth.py@-", "invalid line range"),
+        ("f.py@1-99999999999999999999", "invalid line range"),  # above cce's usize: rejected, never expanded
+        ("f.py@1-18446744073709551616", "invalid line range"),
         ("auth.py#", "empty kind"),
         ("", "empty anchor"),
         ("  ", "empty anchor"),
@@ -167,11 +182,13 @@ def test_rel_metrics_by_hand_with_spans():
     assert values["rel_recall"] == 1.0  # 3 of 3 anchors
     assert values["rel_mrr"] == 1.0
     assert values["rel_f1"] == pytest.approx(2 * 0.5 * 1.0 / 1.5)
-    # expected {settings 3, 4} = 3 + 5 = 8 tokens; retrieved settings {1,2,3,5} = 7, auth 4..8 = 20, guide = 4 -> 31
-    assert scores.counts["rel_tok_recall"] == [3, 8] and scores.counts["rel_tok_precision"] == [3, 31]
-    assert values["rel_tok_recall"] == pytest.approx(3 / 8)
+    # cce's weights: a line inside a returned span (cce: an indexed chunk) weighs its text, any other 1.
+    # expected {settings 3, 4}: line 3 is in the span 1-3 (3 tokens), line 4 in no span (1) -> 4;
+    # retrieved settings {1,2,3,5} = 1 + 2 + 3 + 1, auth 4..8 = 20, guide (whole file) = 4 -> 31
+    assert scores.counts["rel_tok_recall"] == [3, 4] and scores.counts["rel_tok_precision"] == [3, 31]
+    assert values["rel_tok_recall"] == pytest.approx(3 / 4)
     assert values["rel_tok_precision"] == pytest.approx(3 / 31)
-    assert values["rel_tok_iou"] == pytest.approx(3 / 36)
+    assert values["rel_tok_iou"] == pytest.approx(3 / 32)
 
 
 def test_precision_divides_by_k_even_when_fewer_results_return():
@@ -203,7 +220,45 @@ def test_unranged_cases_have_no_token_metrics_and_errors_score_zero():
     good = _score(ranged, Answer(ranking=["auth.py"]))
     failed = extra_metrics(ranged, None, [], 20, lambda path: line_count_of(TEXTS.get(path)), TEXTS.get)
     assert set(failed.values) == set(good.values) and not any(failed.values.values())
-    assert failed.counts["rel_tok_recall"] == [0, 8]
+    assert failed.counts["rel_tok_recall"] == [0, 2]  # no result covers lines 1-2: each weighs 1, as cce's uncovered lines
+    assert good.counts["rel_tok_recall"] == [8, 8]  # the whole file covers them: 4 tokens each
+
+
+def test_token_weights_come_from_the_returned_spans_as_cce_weighs_chunks():
+    """cce's LineWeights::from_chunks: a line weighs the estimate of its text in the chunk covering it,
+    a line no chunk covers weighs 1. With spans, the chunks known are the answer's spans."""
+    text = "class A:\n    def m(self): pass\n    x = 1\n\nabcdefghijklmnop\n"  # 2, 5, 2, 1, 4 tokens
+    sample = _case(["f.py@2-5"], k=10)
+    answer = Answer(ranking=["f.py"], spans=[{"path": "f.py", "start_line": 1, "end_line": 3}])
+    scores = extra_metrics(sample, answer, answer.ranking, 20, lambda path: line_count_of(text), {"f.py": text}.get)
+    # expected 2..5 = 5 + 2 + 1 + 1 (lines 4, 5 in no span); retrieved 1..3 = 2 + 5 + 2; overlap 2..3 = 7
+    assert scores.counts["rel_tok_recall"] == [7, 9] and scores.counts["rel_tok_precision"] == [7, 9]
+    assert scores.values["rel_tok_iou"] == pytest.approx(7 / 11)
+    whole = _score_text(sample, Answer(ranking=["f.py"]), text)  # a whole file covers every line: file weights
+    assert whole.counts["rel_tok_recall"] == [12, 12] and whole.counts["rel_tok_precision"] == [12, 14]
+
+
+def _score_text(sample, answer, text):
+    return extra_metrics(sample, answer, answer.ranking, 20, lambda path: line_count_of(text), {"f.py": text}.get)
+
+
+def test_lines_are_split_as_rust_splits_them():
+    from pytest_retrieval_bench.samples.line_ranges import rust_lines
+
+    assert rust_lines("abcdefg\r") == ["abcdefg\r"] and rust_lines("a\r\nb\r") == ["a", "b\r"] and rust_lines("x\r\r\n") == ["x\r"]
+    assert rust_lines("a\n\n") == ["a", ""] and rust_lines("") == []
+
+
+def test_the_widest_range_cce_accepts_is_scored_without_listing_its_lines():
+    """`f.py@1-18446744073709551615` is a valid cce anchor (usize::MAX); one line more is rejected.
+    Scoring it once raised MemoryError (the range was turned into a set of line numbers)."""
+    with pytest.raises(ValueError, match="invalid line range"):
+        parse_anchor("f.py@1-18446744073709551616")
+    text = "abcdefgh\n" * 3  # three lines of 2 tokens
+    sample = _case(["f.py@1-18446744073709551615"], k=10)
+    scores = _score_text(sample, Answer(ranking=["f.py"]), text)
+    assert scores.counts["rel_tok_recall"] == [6, float(6 + (2**64 - 1 - 3))]  # lines past the end weigh 1 each
+    assert scores.counts["rel_tok_precision"] == [6, 6]
 
 
 # -- end to end -----------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from pytest_retrieval_bench.samples import line_ranges
 from pytest_retrieval_bench.scoring.metrics import cutoffs
 from pytest_retrieval_bench.samples.model import Sample
 
@@ -110,24 +111,17 @@ def contextbench_scores(sample: Sample, ranking: list[str], results: list[Result
     hits = sum(1 for path in ranking if path in gold)
     scores.ratio("cb_file_coverage", hits, len(gold))
     scores.ratio("cb_file_precision", hits, len(ranking))
-    gold_lines = _line_sets((span["path"], span["start_line"], span["end_line"]) for span in sample.extra["spans"])
+    gold_lines = line_ranges.by_path((span["path"], span["start_line"], span["end_line"]) for span in sample.extra["spans"])
     predicted = overlap = 0
     for path in ranking:
         count = line_count(path) or 0
         predicted += count
-        overlap += sum(1 for line in gold_lines.get(path, ()) if line <= count)
-    scores.ratio("cb_line_coverage", overlap, sum(len(lines) for lines in gold_lines.values()))
+        overlap += line_ranges.size(line_ranges.intersect(gold_lines.get(path, []), [(1, count)]))
+    scores.ratio("cb_line_coverage", overlap, sum(line_ranges.size(ranges) for ranges in gold_lines.values()))
     scores.ratio("cb_line_precision", overlap, predicted)
     blocks = [(span["path"], span["start_line"], span["end_line"]) for span in sample.extra["spans"]]
     _codenib_blocks(scores, blocks, results, limit, line_count)
     return scores
-
-
-def _line_sets(spans: Any) -> dict[str, set[int]]:
-    lines: dict[str, set[int]] = {}
-    for path, start, end in spans:
-        lines.setdefault(path, set()).update(range(start, end + 1))
-    return lines
 
 
 # -- cce.relevance/v1 -------------------------------------------------------------------------
@@ -169,32 +163,49 @@ def relevance_scores(sample: Sample, ranking: list[str], results: list[Result], 
     scores.values["rel_f1"] = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     ranged = [anchor for anchor in anchors if anchor["start_line"] is not None]
     if ranged:
-        _token_scores(scores, ranged, considered, line_count, read_text)
+        _token_scores(scores, ranged, considered, results, line_count, read_text)
         blocks = [(anchor["path"], anchor["start_line"], anchor["end_line"]) for anchor in ranged]
         _codenib_blocks(scores, blocks, results, limit, line_count)
     return scores
 
 
-def _token_scores(scores: ExtraScores, ranged: list[dict[str, Any]], considered: list[Result], line_count: LineCount, read_text: ReadText) -> None:
-    expected = _line_sets((anchor["path"], anchor["start_line"], anchor["end_line"]) for anchor in ranged)
-    retrieved: dict[str, set[int]] = {}
+def _token_scores(scores: ExtraScores, ranged: list[dict[str, Any]], considered: list[Result], results: list[Result],
+                  line_count: LineCount, read_text: ReadText) -> None:
+    """cce's token precision/recall/IoU; line weights as cce's `LineWeights::from_chunks` gives them.
+
+    cce weighs a line by the estimator over the text of the indexed chunk that covers it, and a
+    line no chunk covers weighs 1. The chunks known here are the answer's results: a line inside
+    one of them weighs its text in the snapshot's file (lines as Rust's `str::lines()` splits
+    them), any other line 1. A whole-file result covers every line of its file.
+    """
+    expected = line_ranges.by_path((anchor["path"], anchor["start_line"], anchor["end_line"]) for anchor in ranged)
+    retrieved_spans: list[tuple[str, int, int]] = []
     for result in considered:
         start, end = result.lines(line_count)
         if end != math.inf:
-            retrieved.setdefault(result.path, set()).update(range(start, int(end) + 1))
-    weights: dict[str, list[int]] = {}
+            retrieved_spans.append((result.path, start, int(end)))
+    retrieved = line_ranges.by_path(retrieved_spans)
+    covered: dict[str, list[tuple[int, int]]] = {}
+    for result in results:
+        start, end = result.lines(line_count)
+        covered.setdefault(result.path, []).append((start, int(min(end, 2**63))))
+    tables: dict[str, line_ranges.LineWeights] = {}
 
-    def mass(sets: dict[str, set[int]]) -> int:
+    def mass(sets: dict[str, list[tuple[int, int]]]) -> int:
         total = 0
-        for path, lines in sets.items():
-            if path not in weights:
+        for path, ranges in sets.items():
+            if path not in tables:
                 text = read_text(path)
-                weights[path] = [estimate_tokens(line.rstrip("\r")) for line in text.split("\n")] if text is not None else []
-            table = weights[path]
-            total += sum(table[line - 1] if line <= len(table) else 1 for line in lines)
+                lines = line_ranges.rust_lines(text) if text is not None else []
+                chunks = line_ranges.merged(covered.get(path, []))
+                weights = [1] * len(lines)
+                for start, end in line_ranges.intersect(chunks, [(1, len(lines))]):
+                    weights[start - 1:end] = [estimate_tokens(line) for line in lines[start - 1:end]]
+                tables[path] = line_ranges.LineWeights(weights)
+            total += tables[path].mass(ranges)
         return total
 
-    overlap = {path: lines & retrieved[path] for path, lines in expected.items() if path in retrieved}
+    overlap = {path: line_ranges.intersect(ranges, retrieved[path]) for path, ranges in expected.items() if path in retrieved}
     expected_mass, retrieved_mass, overlap_mass = mass(expected), mass(retrieved), mass(overlap)
     scores.ratio("rel_tok_precision", overlap_mass, retrieved_mass)
     scores.ratio("rel_tok_recall", overlap_mass, expected_mass)

@@ -23,7 +23,12 @@ DEFAULT_K = 10
 NULL_COMMIT = "0" * 40
 SKIP_NO_FILE_ANCHOR = "no_file_anchor"
 
-_RANGE_TAIL = re.compile(r"^[0-9-]+$")
+_RANGE_TAIL = re.compile(r"[0-9-]+")
+_DIGITS = re.compile(r"[0-9]+")
+#: cce parses a range's ends as Rust `usize` (64-bit): a larger number is a rejected anchor
+USIZE_MAX = 2**64 - 1
+#: the characters Rust's `char::is_whitespace` accepts (Unicode White_Space)
+RUST_WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
 _BAD_ID = re.compile(r"[\s:\[\]]")
 _SUFFIXES = (".zst", ".jsonl", ".ndjson", ".json")
 
@@ -46,22 +51,30 @@ class Anchor:
         return {"text": self.text, "path": self.path, "kind": self.kind, "start_line": self.start_line, "end_line": self.end_line}
 
 
+def rust_trim(text: str) -> str:
+    """Rust's `str::trim` (Unicode White_Space): unlike Python's `strip()`, it keeps U+001C..U+001F."""
+    return text.strip(RUST_WHITESPACE)
+
+
 def parse_anchor(text: str) -> Anchor:
     """`path`, `path#kind`, `#kind`, `path@a-b`, `path#kind@a-b`; ValueError for anything else.
 
-    Text after the last `@` is a range only when it is all digits and `-` (then it must be a
-    valid `a-b`, 1 <= a <= b); any other `@` is literal path text, so `user@host.py` is a path.
+    As cce's `Anchor::parse`: text after the last `@` is a range only when, trimmed, it is all
+    ASCII digits and `-` (then it must be a valid `a-b`, 1 <= a <= b, each fitting cce's 64-bit
+    `usize`); any other `@` is literal path text, so `user@host.py` is a path. Trimming is Rust's.
     """
     body, start, end = text, None, None
     head, at, tail = text.rpartition("@")
-    if at and tail.strip() and _RANGE_TAIL.match(tail.strip()):
-        first, dash, last = tail.strip().partition("-")
-        if not dash or not first.isdigit() or not last.isdigit() or int(first) < 1 or int(last) < int(first):
-            raise ValueError(f"anchor {text!r} has an invalid line range after '@': expected a-b with 1 <= a <= b")
+    tail = rust_trim(tail)
+    if at and tail and _RANGE_TAIL.fullmatch(tail):
+        first, dash, last = tail.partition("-")
+        if (not dash or not _DIGITS.fullmatch(first) or not _DIGITS.fullmatch(last) or int(first) > USIZE_MAX or int(last) > USIZE_MAX
+                or int(first) < 1 or int(last) < int(first)):
+            raise ValueError(f"anchor {text!r} has an invalid line range after '@': expected a-b with 1 <= a <= b <= {USIZE_MAX}")
         body, start, end = head, int(first), int(last)
     path_part, hash_mark, kind_part = body.partition("#")
-    path = path_part.strip() or None
-    kind = kind_part.strip() if hash_mark else None
+    path = rust_trim(path_part) or None
+    kind = rust_trim(kind_part) if hash_mark else None
     if hash_mark and not kind:
         raise ValueError(f"anchor {text!r} has an empty kind after '#'")
     if path is None and kind is None:
