@@ -14,6 +14,7 @@ from typing import Any, Iterable, Sequence
 
 import orjson
 
+from pytest_retrieval_bench.scoring.cce_compare import compare_block
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.metrics import cutoffs
 from pytest_retrieval_bench.scoring.verdicts import holm, verdict_of
@@ -243,6 +244,22 @@ def build_paired(rows_by_arm: dict[str, list[dict[str, Any]]], baselines: Sequen
     return paired
 
 
+def build_cce_compare(rows_by_arm: dict[str, list[dict[str, Any]]], baselines: Sequence[str]) -> dict[str, Any]:
+    """cce's `--compare` block for every candidate against every baseline, over the cce.relevance
+    items both scored (sample-id order): `baseline` is cce's `a`, the candidate its `b`."""
+    present_baselines = [arm for arm in baselines if arm in rows_by_arm]
+    scored = {arm: {row["sample_id"]: row["metrics"] for row in rows if row["_positive"] and "rel_mrr" in row["metrics"]}
+              for arm, rows in rows_by_arm.items()}
+    blocks: dict[str, Any] = {}
+    for candidate in sorted(arm for arm in rows_by_arm if arm not in baselines):
+        for baseline in present_baselines:
+            ids = sorted(set(scored[candidate]) & set(scored[baseline]))
+            if ids:
+                blocks[f"{candidate} vs {baseline}"] = compare_block(
+                    baseline, candidate, [scored[baseline][i] for i in ids], [scored[candidate][i] for i in ids])
+    return blocks
+
+
 def _add_holm(entries: dict[str, dict[str, Any]]) -> None:
     """Each t-test's Holm-adjusted p, over every comparison and metric shown for the group."""
     tests = [result["t_test"] for comparison in entries.values() for result in comparison.values()]
@@ -317,7 +334,7 @@ def build_report(
         skipped[reason] += 1
     if problems:
         skipped["invalid_row"] = len(problems)
-    return {
+    report = {
         "registration": registration,
         "details": details,
         "summary": build_summary(rows_by_arm, limit, with_folds),
@@ -329,3 +346,7 @@ def build_report(
         "partial": {"not_run": sorted(not_run)} if not_run else None,
         "snapshots": dict(sorted(snapshots.items())),
     }
+    cce_compare = build_cce_compare(rows_by_arm, baselines)
+    if cce_compare:  # only with cce.relevance samples: other reports keep their bytes
+        report["cce_compare"] = cce_compare
+    return report
