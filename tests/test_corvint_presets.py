@@ -282,10 +282,22 @@ def test_affected_dirties_runs_restores_and_ranks_plan_tests(snapshot: Any, corv
     assert copy_status(snapshot) == ""
 
 
-def test_affected_cuts_to_k_and_reports_the_scope(snapshot: Any, corvint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_affected_reports_the_scope_and_leaves_the_cut_to_the_scorer(snapshot: Any, corvint: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CORVINT_STUB_MODE", "UNKNOWN")
     answer = AffectedArm(corvint).retrieve(request(snapshot, k=1))
-    assert (answer.ranking, answer.state) == (["tests/test_app.py"], "UNKNOWN")
+    assert (answer.ranking, answer.state) == (["tests/test_app.py", "tests/test_util.py"], "UNKNOWN")
+
+
+def test_affected_removes_given_files_before_the_cut_to_k(tree: Path, copies: PrivateCopies, corvint: str) -> None:
+    """Seed 000: the plan's tests "with the changed file and the given files removed and truncated to
+    k". The plan lists tests/test_app.py, then tests/test_util.py (the gold here); with the first
+    given, a cut to k = 1 before the removal lost the gold test."""
+    given = Sample(id="s1", task_type="code2test", repo=REPO, base_commit=COMMIT, query={}, query_text="x",
+                   gold_files=("tests/test_util.py",), given_files=("tests/test_app.py",), hard_negatives=(), no_gold=False, organic=False,
+                   changed_file="src/app.py", source="samples.jsonl", line=1)
+    record = run_arm(given, AffectedArm(corvint), store(tree, copies), 1)
+    assert record["error"] is None
+    assert record["ranking"] == ["tests/test_util.py"] and record["metrics"]["mrr@k"] == 1.0
 
 
 def test_affected_plan_without_another_test_abstains(snapshot: Any, corvint: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -342,3 +354,4 @@ def test_affected_through_the_runner(tree: Path, copies: PrivateCopies, corvint:
     assert record["error"] is None
     assert record["ranking"] == ["tests/test_app.py", "tests/test_util.py"]
     assert (record["state"], record["cache_state"], record["metrics"]["hit@5"]) == ("BOUNDED", "COLD_UNIQUE", 1.0)
+

@@ -188,7 +188,9 @@ class AffectedArm(CorvintArm):
             if not isinstance(selected, dict):
                 raise outcome.fail(f"plan.selected entry {number} is not an object")
             tests.extend(_list(outcome, selected, "tests"))
-        ranking = [path for path in distinct_strings(tests, "plan.selected[].tests") if path != changed][: request.k]
+        # not cut to k here: the scorer removes the given files first, then cuts (seed 000: "with the
+        # changed file and the given files removed and truncated to k")
+        ranking = [path for path in distinct_strings(tests, "plan.selected[].tests") if path != changed]
         return _answer(ranking, _state(outcome, plan, "scope"), not ranking, outcome, label)
 
 
