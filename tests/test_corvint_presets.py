@@ -355,3 +355,22 @@ def test_affected_through_the_runner(tree: Path, copies: PrivateCopies, corvint:
     assert record["ranking"] == ["tests/test_app.py", "tests/test_util.py"]
     assert (record["state"], record["cache_state"], record["metrics"]["hit@5"]) == ("BOUNDED", "COLD_UNIQUE", 1.0)
 
+
+def test_one_sample_s_mess_never_reaches_the_next(snapshot: Any, corvint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An affected call that leaves the copy dirty is that item's error; the next affected item of the
+    snapshot starts from the committed tree (it used to fail "not clean" too), while corvint's own
+    snapshot store under .git/corvint/ survives."""
+    monkeypatch.setenv("CORVINT_STUB_MODE", "DIRTY,PRIME")
+    with pytest.raises(ArmError, match="not clean"):
+        AffectedArm(corvint).retrieve(request(snapshot))
+    root = snapshot.directory()
+    (root / ".corvint").mkdir()
+    (root / ".corvint" / "state.db").write_text("a command's own state directory\n")
+    (root / "README.md").write_text("edited by a command\n")
+    monkeypatch.setenv("CORVINT_STUB_MODE", "")
+    answer = AffectedArm(corvint).retrieve(request(snapshot))
+    assert answer.ranking == ["tests/test_app.py", "tests/test_util.py"]
+    assert answer.cache_state == "PRIMED_SHARED"  # .git/corvint/index kept
+    assert not (root / ".corvint").exists() and not (root / "stray.txt").exists()
+    assert (root / "README.md").read_bytes() == FILES["README.md"]
+    assert copy_status(snapshot) == ""

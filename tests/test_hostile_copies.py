@@ -295,3 +295,29 @@ def test_a_worker_writing_after_the_controller_removed_the_session_directory_doe
         copies.cleanup()
         copies.restore_signals()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_fresh_copy_is_the_committed_tree_ignored_snapshot_files_included(tmp_path: Path) -> None:
+    """Each command item asks for a fresh copy: what an earlier item wrote, changed or deleted is undone;
+    a snapshot file its own .gitignore names is committed too, so the reset never removes it."""
+    texts = {".gitignore": "*.log\nbuild/\n", "keep.log": "a snapshot file the ignore rules name\n", "src/a.py": "x = 1\n"}
+    snapshot = Snapshot(repo="o/r", commit="c", origin="t", texts=texts)
+    copies = PrivateCopies(tmp_path / "copies", owned_root=None)
+    try:
+        copy = copies.get(snapshot, fresh=True)
+        tracked = subprocess.run(["git", "-C", str(copy), "ls-files"], capture_output=True, text=True, check=True).stdout.split()
+        assert sorted(tracked) == sorted(texts)
+        (copy / "src" / "a.py").write_text("changed\n")
+        (copy / "keep.log").unlink()
+        (copy / "build").mkdir()
+        (copy / "build" / "out.o").write_text("junk")
+        (copy / "new.txt").write_text("junk")
+        (copy / ".git" / "tool-cache").mkdir()
+        assert copies.get(snapshot) == copy and (copy / "new.txt").exists()  # not fresh: as left
+        assert copies.get(snapshot, fresh=True) == copy
+        found = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file() and ".git" not in p.parts)
+        assert found == sorted(texts) and (copy / "src" / "a.py").read_text() == "x = 1\n"
+        assert (copy / ".git" / "tool-cache").is_dir()  # an arm's cache under .git/ survives
+    finally:
+        copies.cleanup()
+        copies.restore_signals()

@@ -25,10 +25,12 @@ class SnapshotHandle(Protocol):
     def text_files(self) -> Iterator[tuple[str, str]]:
         """(path, text) for every text file: under 1 MiB and without a NUL byte, sorted."""
 
-    def directory(self) -> Path:
+    def directory(self, fresh: bool = False) -> Path:
         """A private real directory holding the snapshot, committed once into a fresh git repo.
 
-        Built on first use, shared by the snapshot's samples, removed at session end.
+        Built on first use, shared by the snapshot's samples, removed at session end. With
+        `fresh`, it is first put back to the committed tree (`git reset --hard`, `git clean -ffdx`:
+        what an earlier call wrote or changed is gone; `.git/`, and a cache kept there, stays).
         """
 
 

@@ -383,7 +383,7 @@ class CommandArm:
         if (spec.requires_changed_file or "changed_file" in spec.placeholders) and not request.changed_file:
             raise ArmError(NO_CHANGED_FILE)
         text = request.query_text[: spec.max_query_chars] if spec.max_query_chars else request.query_text
-        root = request.snapshot.directory()
+        root = request.snapshot.directory(fresh=True)  # each item starts from the committed tree
         cwd = root if spec.cwd == "root" else root / spec.cwd
         if not cwd.is_dir() or not cwd.resolve().is_relative_to(root.resolve()):
             raise ArmError(f"working directory {spec.cwd!r} is not a directory inside the snapshot copy")

@@ -46,8 +46,9 @@ class CorvintArm:
     def descriptor(self) -> dict[str, Any]:
         return {"arm": self.name, "argv": [self.binary, *self.template], "cwd": "root", "timeout": self.timeout}
 
-    def _call(self, request: Request, task: str, **values: str) -> tuple[Outcome, str]:
-        root = request.snapshot.directory()
+    def _call(self, request: Request, task: str, fresh: bool = True, **values: str) -> tuple[Outcome, str]:
+        """One call in the copy, reset to its commit first unless the caller prepared it (`fresh`)."""
+        root = request.snapshot.directory(fresh=fresh)
         label = cache_state(root, INDEX_PROBE)
         values = {"root": str(root), "k": str(request.k), **values}
         argv = [self.binary, *(substitute(part, values) for part in self.template)]
@@ -165,14 +166,14 @@ class AffectedArm(CorvintArm):
         changed = request.changed_file
         if not changed:
             raise ArmError(NO_CHANGED_FILE)
-        root = request.snapshot.directory()
+        root = request.snapshot.directory(fresh=True)  # the committed tree, whatever an earlier item left
         target = root / changed
         if check_relative_path(changed) or target.is_symlink() or not target.is_file() or not target.resolve().is_relative_to(root.resolve()):
             raise ArmError(f"changed file {changed!r} is not a file of the snapshot copy")
         previous = target.read_bytes()
         try:
             target.write_bytes(previous + DIRTY_SUFFIX)
-            outcome, label = self._call(request, changed)
+            outcome, label = self._call(request, changed, fresh=False)
         finally:
             _restore(target, previous)
         dirty = _porcelain(root)

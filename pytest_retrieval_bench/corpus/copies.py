@@ -47,6 +47,7 @@ class PrivateCopies:
         self.owned_root = owned_root
         self._copies: dict[str, Path] = {}
         self._failures: dict[str, str] = {}
+        self._handed_out: set[str] = set()
         self._pending: set[Path] = set()
         self._previous: dict[int, Callable[..., object] | int | None] = {}
         atexit.register(self.cleanup)
@@ -56,9 +57,13 @@ class PrivateCopies:
             except ValueError:  # not the main thread
                 pass
 
-    def get(self, snapshot: Snapshot) -> Path:
+    def get(self, snapshot: Snapshot, fresh: bool = False) -> Path:
         """The snapshot's copy, complete and checked; a copy that could not be made is a
-        SnapshotError for this call and every later one (never a half-made copy reused)."""
+        SnapshotError for this call and every later one (never a half-made copy reused).
+
+        With `fresh`, a copy handed out before is first reset to its commit, so one item's
+        leftovers (a dirty file, a state directory a command wrote) never reach the next.
+        """
         key = snapshot.key
         if key in self._failures:
             raise SnapshotError(self._failures[key])
@@ -68,6 +73,12 @@ class PrivateCopies:
             except (OSError, SnapshotError, subprocess.CalledProcessError) as error:
                 self._failures[key] = f"the private copy of {key} could not be made: {_reason(error)}"
                 raise SnapshotError(self._failures[key]) from None
+        elif fresh and key in self._handed_out:
+            try:
+                _reset(self._copies[key])
+            except (OSError, subprocess.CalledProcessError) as error:
+                raise SnapshotError(f"the private copy of {key} could not be reset to its commit: {_reason(error)}") from None
+        self._handed_out.add(key)
         return self._copies[key]
 
     def _make(self, snapshot: Snapshot) -> Path:
@@ -89,6 +100,7 @@ class PrivateCopies:
         return target
 
     def release(self, key: str) -> None:
+        self._handed_out.discard(key)
         path = self._copies.pop(key, None)
         if path is not None:
             shutil.rmtree(path, ignore_errors=True)
@@ -130,7 +142,19 @@ def _reason(error: BaseException) -> str:
 
 
 def _commit_once(target: Path) -> None:
-    """One commit so `git` works inside the copy; a fixed identity and date keep it reproducible."""
+    """One commit so `git` works inside the copy; a fixed identity and date keep it reproducible.
+
+    Every file is added, those the snapshot's own `.gitignore` names too (`add -f`), so the commit
+    is the whole snapshot and a reset to it (`clean -x`) can never remove a snapshot file.
+    """
     env = {**os.environ, **_COMMIT_ENV}
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "--allow-empty", "-m", "snapshot", "--no-gpg-sign"]):
+    for args in (["init", "-q"], ["add", "-A", "-f"], ["commit", "-q", "--allow-empty", "-m", "snapshot", "--no-gpg-sign"]):
+        subprocess.run(["git", "-C", str(target), *args], env=env, check=True, capture_output=True)
+
+
+def _reset(target: Path) -> None:
+    """Back to the commit: tracked files restored, everything untracked (ignored too) removed;
+    `.git/` is left alone, so an arm's cache kept there (corvint's `.git/corvint/`) survives."""
+    env = {**os.environ, **_COMMIT_ENV}
+    for args in (["reset", "-q", "--hard", "HEAD"], ["clean", "-q", "-ffdx"]):
         subprocess.run(["git", "-C", str(target), *args], env=env, check=True, capture_output=True)

@@ -44,7 +44,7 @@ class Snapshot:
     other_paths: tuple[str, ...] = ()
     chunk_rows: list[dict[str, Any]] | None = None
     writer: Callable[[Path], None] | None = None
-    directory_provider: Callable[["Snapshot"], Path] | None = field(default=None, repr=False)
+    directory_provider: Callable[..., Path] | None = field(default=None, repr=False)
     index_loader: Callable[["Snapshot", str], Any] | None = field(default=None, repr=False)
     _digest: str | None = field(default=None, repr=False)
     _files_digest: str | None = field(default=None, repr=False)
@@ -68,10 +68,11 @@ class Snapshot:
         for path in sorted(self.texts):
             yield path, self.texts[path]
 
-    def directory(self) -> Path:
+    def directory(self, fresh: bool = False) -> Path:
+        """The private copy; with `fresh`, reset to the committed tree first (each item starts clean)."""
         if self.directory_provider is None:
             raise RuntimeError("this snapshot has no private copy provider")
-        return self.directory_provider(self)
+        return self.directory_provider(self, fresh) if fresh else self.directory_provider(self)
 
     def _index(self, kind: str) -> Any:
         """One kind of index, built or loaded from the cache on first use, then kept."""
