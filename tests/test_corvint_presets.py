@@ -374,3 +374,20 @@ def test_one_sample_s_mess_never_reaches_the_next(snapshot: Any, corvint: str, m
     assert not (root / ".corvint").exists() and not (root / "stray.txt").exists()
     assert (root / "README.md").read_bytes() == FILES["README.md"]
     assert copy_status(snapshot) == ""
+
+
+def test_the_registration_names_the_corvint_digest_and_version(corvint: str, tmp_path: Path) -> None:
+    """Seed 000: "the corvint digest (NOT_RUN when no Corvint verb was selected)" and "the corvint
+    version and digest it measured"; a selection without a corvint verb starts no corvint."""
+    import hashlib as _hashlib
+
+    from pytest_retrieval_bench.arms.registry import builtin_arms
+    from pytest_retrieval_bench.report.registration import corvint_registration
+
+    arms = {**builtin_arms(), **{arm.name: arm for arm in preset_arms(corvint)}}
+    recorded = corvint_registration(["grep", "corvint-query"], arms)
+    assert recorded == {"digest": f"sha256:{_hashlib.sha256(Path(corvint).read_bytes()).hexdigest()}", "version": "corvint-stub 0.0.1"}
+    missing = {**builtin_arms(), **{arm.name: arm for arm in preset_arms(str(tmp_path / "no-such-corvint"))}}
+    assert corvint_registration(["grep", "bm25:all"], missing) == {"digest": "NOT_RUN", "version": "NOT_RUN"}
+    unknown = corvint_registration(["corvint-impact"], missing)
+    assert unknown["digest"] == "NOT_RUN" and unknown["version"].startswith("UNKNOWN: ")

@@ -28,6 +28,7 @@ IMPACT_MAX_LIMIT = 50
 UNSUPPORTED_CONJUNCTION = "unsupported-conjunction"
 DIRTY_SUFFIX = b"\n\n"  # a dirty edit in every language
 _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
+_VERSIONS: dict[str, str] = {}  # binary -> what `--version` said
 
 
 class CorvintArm:
@@ -45,6 +46,18 @@ class CorvintArm:
 
     def descriptor(self) -> dict[str, Any]:
         return {"arm": self.name, "argv": [self.binary, *self.template], "cwd": "root", "timeout": self.timeout}
+
+    def version(self) -> str:
+        """`corvint --version`'s first line (asked once per binary), for the registration; a
+        binary that cannot say is recorded with the reason, never guessed."""
+        if self.binary not in _VERSIONS:
+            try:
+                result = subprocess.run([self.binary, "--version"], capture_output=True, stdin=subprocess.DEVNULL, timeout=30, check=False)
+                lines = result.stdout.decode("utf-8", "replace").strip().splitlines()
+                _VERSIONS[self.binary] = lines[0].strip() if result.returncode == 0 and lines else f"UNKNOWN: --version exited with status {result.returncode}"
+            except (OSError, subprocess.TimeoutExpired) as error:
+                _VERSIONS[self.binary] = f"UNKNOWN: {error}"
+        return _VERSIONS[self.binary]
 
     def _call(self, request: Request, task: str, fresh: bool = True, **values: str) -> tuple[Outcome, str]:
         """One call in the copy, reset to its commit first unless the caller prepared it (`fresh`)."""

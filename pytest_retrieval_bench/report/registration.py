@@ -59,6 +59,20 @@ def corpus_fingerprint(directory: Path, rootdir: Path, content_digests: bool) ->
     return fingerprint
 
 
+def corvint_registration(arm_names: Sequence[str], arms: dict[str, Arm]) -> dict[str, str]:
+    """Seed 000's run-level corvint fields: the binary's digest and version, NOT_RUN when no corvint
+    verb was selected (then no corvint process is started at all)."""
+    from pytest_retrieval_bench.arms.corvint import CorvintArm
+
+    names = list(arm_names) + [part for name in arm_names for part in getattr(arms[name], "component_names", ())]
+    selected = [arms[name] for name in names if isinstance(arms.get(name), CorvintArm)]
+    if not selected:
+        return {"digest": "NOT_RUN", "version": "NOT_RUN"}
+    arm = selected[0]
+    identity = arm.identity()
+    return {"digest": identity.split(":", 1)[1] if identity != "NOT_RUN" else "NOT_RUN", "version": arm.version()}
+
+
 def build_registration(settings: Any, loaded: Sequence[Any], arm_names: Sequence[str], arms: dict[str, Arm], version: str,
                        tokenizer_version: str, rootdir: Path, content_digests: bool = True) -> dict[str, Any]:
     return {
@@ -70,6 +84,7 @@ def build_registration(settings: Any, loaded: Sequence[Any], arm_names: Sequence
         "repos": _shown(settings.repos, rootdir) if settings.repos else None,
         "arms": list(arm_names),
         "arm_identities": {name: arm_identity(arms[name], tokenizer_version) for name in arm_names},
+        "corvint": corvint_registration(arm_names, arms),
         "fold_map_sha256": settings.fold_map_sha256,
         "limit": settings.limit,
         "task_type": settings.task_type,

@@ -44,6 +44,9 @@ def emit(packet):
 
 def main(argv):
     args = list(argv)
+    if args == ["--version"]:
+        sys.stdout.write("corvint-stub 0.0.1\n")
+        return 0
     root = os.getcwd()
     if args[:1] == ["--root"]:
         root, args = args[1], args[2:]
