@@ -280,6 +280,11 @@ def read_settings(config: pytest.Config) -> Settings:
         _refuse_missing_sources(values)
     if (values["fail-regressed"] or values["update-baseline"] or values["gate"]) and not values["baseline"]:
         raise pytest.UsageError("--bench-gate, --bench-fail-regressed and --bench-update-baseline need --bench-baseline REPORT")
+    if values["capture"] is not None and values["summarize"]:
+        raise pytest.UsageError("--bench-capture cannot be combined with --bench-summarize: a merge runs no arm, so there is nothing to capture")
+    if values["capture"] is not None and values["report"] is None:
+        raise pytest.UsageError("--bench-capture needs --bench-report: a capture is bound to the run's registration, "
+                                "which is written beside the report (REPORT.registration.json)")
     fold_map, fold_digest = _fold_map(values["fold-map"]) if values["fold-map"] else ({}, None)
     shard = None
     if values["shard"]:

@@ -57,7 +57,8 @@ def test_a_complete_capture(tmp_path: Path) -> None:
     assert first["stdout"]["sha256"] == hashlib.sha256(b'{"ids": []}\n').hexdigest()
     assert records[2]["stdout"] == {"state": "NOT_PRODUCED"} and records[2]["stderr"] == {"state": "NOT_PRODUCED"}
     prior = path.read_bytes().rsplit(b"\n", 2)[0] + b"\n"
-    assert footer == {"kind": "footer", "invocations": 3, "total_bytes": len(prior), "prior_sha256": hashlib.sha256(prior).hexdigest(),
+    # seed 000: "total_bytes (the entire encoded file), prior_sha256 (the exact preceding header/record lines)"
+    assert footer == {"kind": "footer", "invocations": 3, "total_bytes": path.stat().st_size, "prior_sha256": hashlib.sha256(prior).hexdigest(),
                       "status": "COMPLETE", "failure": None}
     assert validate_capture(path)["status"] == "COMPLETE"
     assert validate_capture(path)["invocations"] == 3
@@ -128,8 +129,8 @@ def test_stdout_beyond_8_mib_fails_the_capture_and_keeps_the_file(tmp_path: Path
     w.close()
     assert w.failed and "exceeds 8388608" in (w.failure_reason or "")
     summary = validate_capture(w.path)
-    assert (summary["status"], summary["invocations"]) == ("PARTIAL", 1)
-    assert lines(w.path)[1]["stdout"]["state"] == "TRUNCATED"
+    assert (summary["status"], summary["invocations"]) == ("PARTIAL", 0)  # the record is dropped, never kept cut
+    assert [line["kind"] for line in lines(w.path)] == ["header", "footer"]
 
 
 @pytest.mark.parametrize("limit, value, kwargs, reason", [
@@ -238,4 +239,39 @@ def test_command_arm_records_each_invocation(tmp_path: Path, snapshot: Any, prog
     if parse == "MALFORMED":
         assert base64.b64decode(record["stderr"]["base64"]) == b"why\n"
     assert validate_capture(w.path)["status"] == "COMPLETE"
-    assert os.path.getsize(w.path) == lines(w.path)[-1]["total_bytes"] + len(w.path.read_bytes().splitlines()[-1]) + 1
+    assert os.path.getsize(w.path) == lines(w.path)[-1]["total_bytes"]
+
+
+def test_a_corvint_context_capture_has_the_seed_s_profile(tmp_path: Path) -> None:
+    w = CaptureWriter(tmp_path / "c.jsonl", REGISTRATION, [{"arm": "corvint-context", "argv": ["corvint", "context"], "cwd": "root", "timeout": 120}])
+    w.record(sample_id="s1", arm="corvint-context", task="t", stdout=b"{}", stderr=b"", parse_status="PARSED")
+    w.close()
+    assert lines(w.path)[0]["profile"] == "corvint-retrieval-context-capture-v0"
+    assert validate_capture(w.path)["profile"] == "corvint-retrieval-context-capture-v0"
+    other = writer(tmp_path / "d.jsonl")
+    other.close()
+    assert lines(other.path)[0]["profile"] == "retrieval-bench-capture-v1"  # any other command arm: the generalised profile
+
+
+def test_a_footer_whose_total_is_not_the_whole_file_is_refused(tmp_path: Path) -> None:
+    w = writer(tmp_path / "c.jsonl")
+    add(w, "s1")
+    w.close()
+    data = w.path.read_bytes()
+    footer = json.loads(data.splitlines()[-1])
+    prior = data[: len(data) - len(data.splitlines()[-1]) - 1]
+    footer["total_bytes"] = len(prior)  # the old reading: bytes before the footer
+    w.path.write_bytes(prior + json.dumps(footer, sort_keys=True, separators=(",", ":")).encode() + b"\n")
+    with pytest.raises(CaptureError, match="the file's"):
+        validate_capture(w.path)
+
+
+@pytest.mark.parametrize("args, words", [(["--bench-summarize=a.json", "--bench-report=m.json"], "cannot be combined with --bench-summarize"),
+                                          ([], "--bench-capture needs --bench-report")])
+def test_capture_options_the_seed_refuses(pytester: pytest.Pytester, args: list, words: str) -> None:
+    samples = Path(__file__).resolve().parent.parent / "testdata" / "release" / "benchmark" / "synthetic_v1" / "samples.jsonl"
+    corpus = samples.parents[2] / "corpus" / "synthetic_v1"
+    base = [] if args and "summarize" in args[0] else [f"--bench-samples={samples}", f"--bench-corpus={corpus}"]
+    result = pytester.runpytest_subprocess(*base, *args, f"--bench-capture={pytester.path / 'cap.jsonl'}", "-p", "no:cacheprovider", timeout=120)
+    assert result.ret == 4 and words in result.stderr.str()
+    assert not (pytester.path / "cap.jsonl").exists()

@@ -24,6 +24,10 @@ import orjson
 from pytest_retrieval_bench.errors import BenchError
 
 PROFILE = "retrieval-bench-capture-v1"
+#: seed 000's profile, used when the capture holds only the corvint-context preset (the seed's case)
+CONTEXT_PROFILE = "corvint-retrieval-context-capture-v0"
+CONTEXT_ARM = "corvint-context"
+PROFILES = (PROFILE, CONTEXT_PROFILE)
 MAX_INVOCATIONS = 1024
 MAX_HEADER_BYTES = 1 << 20
 MAX_RECORD_METADATA_BYTES = 64 << 10
@@ -96,7 +100,8 @@ class CaptureWriter:
         self.descriptor_arms = [str(descriptor.get("arm")) for descriptor in descriptors]
         if len(set(self.descriptor_arms)) != len(self.descriptor_arms):
             raise CaptureError("capture descriptors name an arm twice")
-        header = _line({"kind": "header", "profile": PROFILE, "registration": registration,
+        self.profile = CONTEXT_PROFILE if self.descriptor_arms == [CONTEXT_ARM] else PROFILE
+        header = _line({"kind": "header", "profile": self.profile, "registration": registration,
                         "descriptors": list(descriptors), "limits": LIMITS})
         if len(header) > MAX_HEADER_BYTES:
             raise CaptureError(f"capture header is {len(header)} bytes, above the {MAX_HEADER_BYTES}-byte limit")
@@ -143,6 +148,9 @@ class CaptureWriter:
             "task": {"bytes": len(task_bytes), "sha256": hashlib.sha256(task_bytes).hexdigest()},
             "exit_status": exit_status, "timed_out": timed_out, "stdout": out, "stderr": err, "parse": parse_status,
         }
+        if out["state"] == TRUNCATED:  # stdout is kept whole or not at all: the record is dropped
+            self.fail(f"invocation {self.invocations}: stdout of {out['produced_bytes']} bytes exceeds {MAX_STDOUT_BYTES}")
+            return
         metadata = len(_line({**entry, "stdout": {**out, "base64": ""}, "stderr": {**err, "base64": ""}}))
         if metadata > MAX_RECORD_METADATA_BYTES:
             self.fail(f"invocation {self.invocations}: record metadata is {metadata} bytes, above {MAX_RECORD_METADATA_BYTES}")
@@ -153,8 +161,6 @@ class CaptureWriter:
             return
         self._append(line)
         self.invocations += 1
-        if out["state"] == TRUNCATED:
-            self.fail(f"invocation {entry['invocation']}: stdout of {out['produced_bytes']} bytes exceeds {MAX_STDOUT_BYTES}")
 
     def flush(self) -> None:
         """Write pending lines to disk (call outside timed code)."""
@@ -173,10 +179,7 @@ class CaptureWriter:
         if self._closed:
             return
         self.flush()
-        footer = _line({"kind": "footer", "invocations": self.invocations, "total_bytes": self._bytes,
-                        "prior_sha256": self._digest.hexdigest(), "status": "PARTIAL" if self.failed else COMPLETE,
-                        "failure": self.failure_reason})
-        self._pending.append(footer)
+        self._pending.append(self._footer())
         self.flush()
         try:
             os.fsync(self._fd)
@@ -184,6 +187,18 @@ class CaptureWriter:
             self.fail(f"sync failed: {error.strerror or error}")
         os.close(self._fd)
         self._closed = True
+
+    def _footer(self) -> bytes:
+        """The footer line; its `total_bytes` is the whole encoded file, this line included (seed 000),
+        found by settling the number against the line's own length."""
+        fields = {"kind": "footer", "invocations": self.invocations, "prior_sha256": self._digest.hexdigest(),
+                  "status": "PARTIAL" if self.failed else COMPLETE, "failure": self.failure_reason}
+        total = self._bytes
+        while True:
+            line = _line({**fields, "total_bytes": total})
+            if self._bytes + len(line) == total:
+                return line
+            total = self._bytes + len(line)
 
     def _append(self, line: bytes) -> None:
         self._pending.append(line)
@@ -221,8 +236,8 @@ def validate_capture(path: Path) -> dict[str, Any]:
             raise CaptureError(f"{path}:{number}: not a JSON object")
         rows.append(row)
     header = rows[0]
-    if header.get("kind") != "header" or header.get("profile") != PROFILE:
-        raise CaptureError(f"{path}:1: not a {PROFILE} header")
+    if header.get("kind") != "header" or header.get("profile") not in PROFILES:
+        raise CaptureError(f"{path}:1: not a {' or '.join(PROFILES)} header")
     if len(lines[0]) + 1 > MAX_HEADER_BYTES or not isinstance(header.get("registration"), dict) or not isinstance(header.get("descriptors"), list):
         raise CaptureError(f"{path}:1: header without registration/descriptors, or above the size limit")
     arms = [d.get("arm") if isinstance(d, dict) else None for d in header["descriptors"]]
@@ -237,9 +252,12 @@ def validate_capture(path: Path) -> dict[str, Any]:
         if footer is not None:
             raise CaptureError(f"{path}:{number}: trailing bytes after the footer")
         if row.get("kind") == "footer":
+            if number != len(lines):
+                raise CaptureError(f"{path}:{number + 1}: trailing bytes after the footer")
             footer = row
-            if row.get("invocations") != count or row.get("total_bytes") != prior or row.get("prior_sha256") != digest.hexdigest():
-                raise CaptureError(f"{path}:{number}: footer does not match the preceding {count} invocations / {prior} bytes")
+            if row.get("invocations") != count or row.get("total_bytes") != len(data) or row.get("prior_sha256") != digest.hexdigest():
+                raise CaptureError(f"{path}:{number}: footer does not match the preceding {count} invocations, their sha256 "
+                                   f"and the file's {len(data)} bytes")
             if row.get("status") not in (COMPLETE, "PARTIAL"):
                 raise CaptureError(f"{path}:{number}: footer status {row.get('status')!r}")
             continue
@@ -247,7 +265,7 @@ def validate_capture(path: Path) -> dict[str, Any]:
         count += 1
         prior += len(raw) + 1
         digest.update(raw + b"\n")
-    return {"profile": PROFILE, "status": footer["status"] if footer else "INCOMPLETE", "invocations": count,
+    return {"profile": header["profile"], "status": footer["status"] if footer else "INCOMPLETE", "invocations": count,
             "total_bytes": len(data), "arms": arms, "failure": footer.get("failure") if footer else None}
 
 
@@ -278,5 +296,7 @@ def _check_record(path: Path, number: int, row: dict[str, Any], count: int, arms
             raise CaptureError(f"{where}: {name} payload does not match its byte count or sha256")
         if (stream["state"] == COMPLETE) != (stream.get("produced_bytes") == len(payload)):
             raise CaptureError(f"{where}: {name} state {stream['state']} disagrees with produced_bytes")
+        if name == "stdout" and stream["state"] == TRUNCATED:
+            raise CaptureError(f"{where}: stdout is TRUNCATED; a capture keeps stdout COMPLETE or NOT_PRODUCED")
     if row["parse"] == PARSED and row["stdout"]["state"] != COMPLETE:
         raise CaptureError(f"{where}: PARSED without complete stdout")
