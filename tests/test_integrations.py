@@ -126,8 +126,8 @@ timeout = 30
     capture = validate_capture(pytester.path / "capture.jsonl")
     assert capture["status"] == "COMPLETE" and capture["invocations"] == len(answered)
     assert (pytester.path / "capture.jsonl").stat().st_mode & 0o777 == 0o600
-    again = pytester.runpytest_subprocess(*_args("--bench-arms=stubby", "--bench-capture=capture.jsonl", "-k", "gin"))
-    assert again.ret == 4  # an existing capture is never overwritten
+    again = pytester.runpytest_subprocess(*_args("--bench-arms=stubby", "--bench-report=again.json", "--bench-capture=capture.jsonl", "-k", "gin"))
+    assert again.ret == 4 and "already exists; a capture is never overwritten" in again.stderr.str()
 
 
 def test_a_sample_id_in_two_files_is_a_located_problem(pytester: pytest.Pytester) -> None:
