@@ -12,7 +12,7 @@ from pytest_retrieval_bench.arms.registry import CORVINT_ARMS, REFERENCE_ARMS
 from pytest_retrieval_bench.bench.outputs import check_outputs
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import write_atomically
-from pytest_retrieval_bench.report.merge import read_report
+from pytest_retrieval_bench.report.merge import read_report, reports_among
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -61,6 +61,7 @@ def _summarize(args: argparse.Namespace) -> int:
         check_outputs([("--output", args.output), ("--markdown", args.markdown), ("--html", args.html),
                        ("--baseline (with --update-baseline)", args.baseline if args.update_baseline else None)],
                       [*(("report", path) for path in args.reports), *([("--baseline", args.baseline)] if args.baseline and not args.update_baseline else [])], [])
+        args.reports = reports_among(args.reports)  # a shell glob also matches the registration sidecars
         report = read_report(args.reports[0]) if args.reports else {}
         limit = int(report.get("registration", {}).get("limit") or 20)
         outputs = Outputs(report=args.output, markdown=args.markdown, html=args.html, baseline=args.baseline,

@@ -141,3 +141,20 @@ def test_a_merge_of_a_split_run_equals_the_run(tmp_path: Path, split: str) -> No
     merged = merge_reports(paths, ["grep", "grep-ident", "bm25:all", "bm25:ident"], ["grep"])
     assert merged["partial"] is None
     assert _without_volatile(json.loads(canonical_json(merged))) == _without_volatile(whole)
+
+
+def test_a_shell_glob_that_also_matches_the_sidecars_merges_the_reports(runs, tmp_path, capsys):
+    """`retrieval-bench summarize shard-*.json` (the documented command) also matches each report's
+    `shard-N.json.registration.json`: those are dropped beside their report, and a sidecar given
+    alone names the report to give instead."""
+    tmp, _, _ = runs
+    reports = [tmp / "lexical.json", tmp / "reference.json"]
+    assert all((path.parent / (path.name + ".registration.json")).is_file() for path in reports)
+    with_sidecars = sorted(str(p) for path in reports for p in (path, path.parent / (path.name + ".registration.json")))
+    assert cli_main(["summarize", *with_sidecars, "--output", str(tmp_path / "glob.json"), "--baseline-arms", "grep,bm25:all"]) == 0
+    assert cli_main(["summarize", *map(str, reports), "--output", str(tmp_path / "plain.json"), "--baseline-arms", "grep,bm25:all"]) == 0
+    assert (tmp_path / "glob.json").read_bytes() == (tmp_path / "plain.json").read_bytes()
+    assert "merged 2 reports" in capsys.readouterr().out
+    alone = str(tmp / "lexical.json.registration.json")
+    assert cli_main(["summarize", alone, "--output", str(tmp_path / "x.json")]) == 2
+    assert f"is the registration sidecar of {tmp / 'lexical.json'}, not a report" in capsys.readouterr().err

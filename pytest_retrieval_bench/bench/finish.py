@@ -167,7 +167,7 @@ def summarize(paths: Sequence[Path], known_arms: Sequence[str], baselines: Seque
     the publication (its failures decide the exit status) and the terminal's lines.
     """
     from pytest_retrieval_bench.report.gate import parse_rule
-    from pytest_retrieval_bench.report.merge import merge_reports
+    from pytest_retrieval_bench.report.merge import merge_reports, reports_among
     from pytest_retrieval_bench.report.tables import report_lines
 
     report = merge_reports(paths, known_arms, baselines, allow_partial, fusion_deriver(fuse, outputs.limit) if fuse else None)
@@ -186,5 +186,5 @@ def summarize(paths: Sequence[Path], known_arms: Sequence[str], baselines: Seque
     if published.updated_baseline:
         lines.append(f"baseline updated: {outputs.baseline}")
     if published.report_bytes is not None and outputs.report is not None and not published.failures:
-        lines.append(f"retrieval-bench: merged {len(paths)} reports into {outputs.report}")
+        lines.append(f"retrieval-bench: merged {len(report['registration'].get('merged_from') or reports_among(paths))} reports into {outputs.report}")
     return published, lines

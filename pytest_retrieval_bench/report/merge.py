@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, Sequence
 import orjson
 
 from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.report.registration import SIDECAR_SUFFIX
 from pytest_retrieval_bench.report.build import build_report, samples_digests
 from pytest_retrieval_bench.report.schema import NOT_A_REPORT, report_problem
 
@@ -100,9 +101,26 @@ Derive = Callable[[dict[tuple[str, str], dict[str, Any]], dict[str, dict[str, An
 (the new arm names, `id[arm]` items it could not compute)."""
 
 
+def reports_among(paths: Sequence[Path]) -> list[Path]:
+    """The reports of a list that a shell glob may also have filled with their registration sidecars
+    (`shard-*.json` matches `shard-1.json.registration.json`): a sidecar beside its own report is
+    dropped; one given without its report is refused, naming the report to give instead."""
+    given = {Path(path).resolve() for path in paths}
+    reports: list[Path] = []
+    for path in paths:
+        if Path(path).name.endswith(SIDECAR_SUFFIX):
+            report = Path(path).with_name(Path(path).name[: -len(SIDECAR_SUFFIX)])
+            if report.resolve() in given:
+                continue
+            raise BenchError(f"{path} is the registration sidecar of {report}, not a report: give {report}")
+        reports.append(path)
+    return reports
+
+
 def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: Sequence[str], allow_partial: bool = False,
                   derive: Derive | None = None) -> dict[str, Any]:
     """One report from several over the same bench (see the module docstring for what is refused)."""
+    paths = reports_among(paths)
     if not paths:
         raise BenchError("--bench-summarize needs at least one report")
     known = set(known_arms)
