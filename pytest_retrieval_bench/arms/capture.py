@@ -244,13 +244,10 @@ def validate_capture(path: Path) -> dict[str, Any]:
     if None in arms or len(set(arms)) != len(arms):
         raise CaptureError(f"{path}:1: descriptors must be objects naming distinct arms")
     samples: dict[str, int] = {}
-    prior = len(lines[0]) + 1
     digest = hashlib.sha256(lines[0] + b"\n")
     footer: dict[str, Any] | None = None
     count = 0
     for number, (raw, row) in enumerate(zip(lines[1:], rows[1:]), start=2):
-        if footer is not None:
-            raise CaptureError(f"{path}:{number}: trailing bytes after the footer")
         if row.get("kind") == "footer":
             if number != len(lines):
                 raise CaptureError(f"{path}:{number + 1}: trailing bytes after the footer")
@@ -263,7 +260,6 @@ def validate_capture(path: Path) -> dict[str, Any]:
             continue
         _check_record(path, number, row, count, arms, samples)
         count += 1
-        prior += len(raw) + 1
         digest.update(raw + b"\n")
     return {"profile": header["profile"], "status": footer["status"] if footer else "INCOMPLETE", "invocations": count,
             "total_bytes": len(data), "arms": arms, "failure": footer.get("failure") if footer else None}

@@ -147,14 +147,17 @@ def _commit_once(target: Path) -> None:
     Every file is added, those the snapshot's own `.gitignore` names too (`add -f`), so the commit
     is the whole snapshot and a reset to it (`clean -x`) can never remove a snapshot file.
     """
-    env = {**os.environ, **_COMMIT_ENV}
-    for args in (["init", "-q"], ["add", "-A", "-f"], ["commit", "-q", "--allow-empty", "-m", "snapshot", "--no-gpg-sign"]):
-        subprocess.run(["git", "-C", str(target), *args], env=env, check=True, capture_output=True)
+    _git_steps(target, ["init", "-q"], ["add", "-A", "-f"], ["commit", "-q", "--allow-empty", "-m", "snapshot", "--no-gpg-sign"])
 
 
 def _reset(target: Path) -> None:
     """Back to the commit: tracked files restored, everything untracked (ignored too) removed;
     `.git/` is left alone, so an arm's cache kept there (corvint's `.git/corvint/`) survives."""
+    _git_steps(target, ["reset", "-q", "--hard", "HEAD"], ["clean", "-q", "-ffdx"])
+
+
+def _git_steps(target: Path, *steps: list[str]) -> None:
+    """Run git commands in the copy in order, with the fixed identity; the first failure raises."""
     env = {**os.environ, **_COMMIT_ENV}
-    for args in (["reset", "-q", "--hard", "HEAD"], ["clean", "-q", "-ffdx"]):
+    for args in steps:
         subprocess.run(["git", "-C", str(target), *args], env=env, check=True, capture_output=True)

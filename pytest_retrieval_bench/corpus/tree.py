@@ -43,11 +43,7 @@ def read_directory(root: Path, repo: str, commit: str) -> Snapshot:
                 others.append(relative)
             else:
                 texts[relative] = text
-    return Snapshot(repo=repo, commit=commit, origin=str(root), texts=texts, other_paths=tuple(sorted(others)), writer=lambda target: _copy_tree(root, target))
-
-
-def _copy_tree(root: Path, target: Path) -> None:
-    copy_regular_files(root, target)
+    return Snapshot(repo=repo, commit=commit, origin=str(root), texts=texts, other_paths=tuple(sorted(others)), writer=lambda target: copy_regular_files(root, target))
 
 
 def iter_git_blobs(repo_dir: Path, commit: str) -> Iterator[tuple[str, bytes]]:

@@ -77,4 +77,3 @@ def rust_lines(text: str) -> list[str]:
     if last:
         lines.append(last)
     return lines
-

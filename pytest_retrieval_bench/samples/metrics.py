@@ -111,7 +111,8 @@ def contextbench_scores(sample: Sample, ranking: list[str], results: list[Result
     hits = sum(1 for path in ranking if path in gold)
     scores.ratio("cb_file_coverage", hits, len(gold))
     scores.ratio("cb_file_precision", hits, len(ranking))
-    gold_lines = line_ranges.by_path((span["path"], span["start_line"], span["end_line"]) for span in sample.extra["spans"])
+    blocks = [(span["path"], span["start_line"], span["end_line"]) for span in sample.extra["spans"]]
+    gold_lines = line_ranges.by_path(blocks)
     predicted = overlap = 0
     for path in ranking:
         count = line_count(path) or 0
@@ -119,7 +120,6 @@ def contextbench_scores(sample: Sample, ranking: list[str], results: list[Result
         overlap += line_ranges.size(line_ranges.intersect(gold_lines.get(path, []), [(1, count)]))
     scores.ratio("cb_line_coverage", overlap, sum(line_ranges.size(ranges) for ranges in gold_lines.values()))
     scores.ratio("cb_line_precision", overlap, predicted)
-    blocks = [(span["path"], span["start_line"], span["end_line"]) for span in sample.extra["spans"]]
     _codenib_blocks(scores, blocks, results, limit, line_count)
     return scores
 
