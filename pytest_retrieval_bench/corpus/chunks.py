@@ -29,6 +29,7 @@ def read_chunk_file(path: Path, repo: str, commit: str) -> Snapshot:
     rows: list[dict[str, Any]] = []
     first_line: dict[str, int] = {}
     orphans: list[tuple[int, dict[str, Any]]] = []
+    checked: set[str] = set()
     try:
         for line in iter_sample_lines(path):
             if not line.text.strip():
@@ -42,9 +43,11 @@ def read_chunk_file(path: Path, repo: str, commit: str) -> Snapshot:
             chunk_path = row.get("path")
             if not isinstance(chunk_path, str):
                 raise InputError(line.source, "missing or not a string", line=line.number, field="path")
-            problem = check_relative_path(chunk_path)
-            if problem:
-                raise InputError(line.source, problem, line=line.number, field="path")
+            if chunk_path not in checked:  # rows of one file share its path: check it once
+                problem = check_relative_path(chunk_path)
+                if problem:
+                    raise InputError(line.source, problem, line=line.number, field="path")
+                checked.add(chunk_path)
             rows.append(row)
             if row.get("kind") != "file":
                 orphans.append((line.number, row))  # checked once every file row is known
@@ -57,7 +60,7 @@ def read_chunk_file(path: Path, repo: str, commit: str) -> Snapshot:
             text = row.get("text")
             if not isinstance(text, str):
                 raise InputError(line.source, "missing or not a string", line=line.number, field="text")
-            if "\x00" in text or len(text.encode("utf-8", errors="surrogatepass")) >= MAX_TEXT_BYTES:
+            if "\x00" in text or (len(text) * 4 >= MAX_TEXT_BYTES and len(text.encode("utf-8", errors="surrogatepass")) >= MAX_TEXT_BYTES):
                 others.append(chunk_path)
             else:
                 texts[chunk_path] = text

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import io
 import tarfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterator, NamedTuple
 
 import zstandard
 
 from pytest_retrieval_bench.errors import InputError
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
+    """One line of a JSONL file (a tuple: a corpus has hundreds of thousands, made at C speed)."""
+
     source: str
     number: int
     text: bytes
