@@ -84,6 +84,13 @@ class Snapshot:
             setattr(self, attribute, self.index_loader(self, kind))
         return getattr(self, attribute)
 
+    def has_index(self, kind: str) -> bool:
+        return getattr(self, f"_{kind}") is not None
+
+    def keep_index(self, kind: str, index: Any) -> None:
+        """Hold an index built elsewhere (several kinds built together) as if `_index` had made it."""
+        setattr(self, f"_{kind}", index)
+
     def lexical_index(self) -> Any:
         """The shared whole-file `LexicalIndex`."""
         return self._index("lexical")

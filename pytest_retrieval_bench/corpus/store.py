@@ -17,6 +17,7 @@ from pytest_retrieval_bench.errors import SnapshotError
 from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, file_chunks
 from pytest_retrieval_bench.index.repomap import RepoMapIndex, build_repomap
 from pytest_retrieval_bench.index.cache import IndexCache
+from pytest_retrieval_bench.index.release_build import build_indexes
 
 
 class SnapshotStore:
@@ -74,13 +75,39 @@ class SnapshotStore:
         kinds = set(index_kinds)
         if "repomap" in kinds:
             snapshot.repomap_index()
+        if snapshot.chunk_rows is not None and kinds & {"chunks", "lexical"}:
+            self._build_from_rows(snapshot, kinds & {"chunks", "lexical"})
+        # the indexes that read the rows exist now: free them
+        snapshot.drop_rows()
         if "chunks" in kinds:
             snapshot.chunk_index()
-        # the indexes that read the rows exist now: free them before the whole-file index is built
-        snapshot.drop_rows()
         if "lexical" in kinds:
             snapshot.lexical_index()
         return snapshot
+
+    def _build_from_rows(self, snapshot: Snapshot, kinds: set[str]) -> None:
+        """The chunk and whole-file indexes of a release, those the cache lacks built together, so
+        each text is read once for both (the build's time is on the event of the first kind built)."""
+        started = time.perf_counter()
+        digest = snapshot.content_digest()
+        missing = sorted(kind for kind in kinds if not snapshot.has_index(kind))
+        for kind in list(missing):
+            cached = self.cache.load(digest, kind) if self.cache is not None else None
+            if cached is not None:
+                snapshot.keep_index(kind, cached)
+                self._event(snapshot, kind, "cache", started)
+                missing.remove(kind)
+                started = time.perf_counter()
+        if not missing:
+            return
+        lexical, chunks = build_indexes(snapshot.texts, snapshot.chunk_rows if "chunks" in missing else None, "lexical" in missing)
+        for kind, index in (("chunks", chunks), ("lexical", lexical)):
+            if index is not None:
+                if self.cache is not None:
+                    self.cache.store(digest, kind, index)
+                snapshot.keep_index(kind, index)
+                self._event(snapshot, kind, "built", started)
+                started = time.perf_counter()
 
     def drain_events(self) -> list[dict[str, Any]]:
         events, self.events = self.events, []
@@ -102,11 +129,11 @@ class SnapshotStore:
                 self._event(snapshot, kind, "cache", started)
                 return cached
         if kind == "lexical":
-            index: LexicalIndex | ChunkIndex | RepoMapIndex = LexicalIndex.build(snapshot.text_files())
+            index: LexicalIndex | ChunkIndex | RepoMapIndex = build_indexes(snapshot.texts, None, True)[0]  # type: ignore[assignment]
         elif kind == "repomap":
             index = build_repomap(self._rows(snapshot) if snapshot.has_rows else file_chunks(snapshot.text_files()))
         else:
-            index = ChunkIndex.build(self._rows(snapshot))
+            index = build_indexes(snapshot.texts, self._rows(snapshot), False)[1]  # type: ignore[assignment]
         if self.cache is not None:
             self.cache.store(digest, kind, index)
         self._event(snapshot, kind, "built", started)

@@ -48,14 +48,14 @@ def _extend(values: array, new: list[int]) -> array:
     return values
 
 
-def _narrowest(limit: int) -> type:
+def narrowest(limit: int) -> type:
     """The smallest of uint16, int32 and int64 that holds values from 0 up to `limit`."""
     if limit < 1 << 16:
         return np.uint16
     return np.int32 if limit < 1 << 31 else np.int64
 
 
-def _utf8_length(term: str) -> int:
+def utf8_length(term: str) -> int:
     return len(term) if term.isascii() else len(term.encode("utf-8", errors="surrogatepass"))
 
 
@@ -175,7 +175,7 @@ class PostingsBuilder:
             term_ids = _as_numpy(self._term_ids)
             term_ids[:] = rank[term_ids]  # in place: positions are below `size` as ids are
         blob = "".join(ordered).encode("utf-8", errors="surrogatepass")
-        ends = array(np.dtype(_narrowest(len(blob))).char, accumulate(map(_utf8_length, ordered)))
+        ends = array(np.dtype(narrowest(len(blob))).char, accumulate(map(utf8_length, ordered)))
         self._batches.append(_Batch(blob, ends, self._term_ids, self._counts))
         self._vocab, self._term_ids, self._counts = {}, array("H"), array("H")
 
@@ -191,11 +191,11 @@ class PostingsBuilder:
             frequency[ids] += np.bincount(_as_numpy(batch.term_ids), minlength=len(ids))
             largest_count = max(largest_count, int(_as_numpy(batch.counts).max(initial=0)))
         pairs = int(frequency.sum())
-        offsets = np.zeros(size + 1, dtype=_narrowest(pairs))
+        offsets = np.zeros(size + 1, dtype=narrowest(pairs))
         offsets[1:] = np.cumsum(frequency)
         del frequency
-        docs = np.empty(pairs, dtype=_narrowest(max(len(self.distinct) - 1, 0)))
-        counts = np.empty(pairs, dtype=_narrowest(largest_count))
+        docs = np.empty(pairs, dtype=narrowest(max(len(self.distinct) - 1, 0)))
+        counts = np.empty(pairs, dtype=narrowest(largest_count))
         pair_ends = np.cumsum(_as_numpy(self.distinct), dtype=np.int64)  # pair p belongs to the first document ending after p
         free = offsets[:-1].copy()  # each term's next free slot
         first_pair = 0
@@ -215,7 +215,7 @@ class PostingsBuilder:
                 last_of_term = np.flatnonzero(np.append(terms[1:] != terms[:-1], True))
                 free[terms[last_of_term]] = slots[last_of_term] + 1
             first_pair += len(term_ids)
-        return Postings(blob=blob, term_offsets=term_offsets.astype(_narrowest(len(blob)), copy=False),
+        return Postings(blob=blob, term_offsets=term_offsets.astype(narrowest(len(blob)), copy=False),
                         offsets=offsets, docs=docs, counts=counts)
 
 
@@ -231,7 +231,7 @@ def _merge_sorted_terms(vocabularies: list[tuple[bytes, array]]) -> tuple[bytes,
     merged = heapq.merge(*[zip(map(vocabulary.__getitem__, map(slice, chain((0,), term_ends), term_ends)), repeat(number))
                            for number, (vocabulary, term_ends) in enumerate(vocabularies)])
     blob = io.BytesIO()  # its value is handed over without a copy, unlike a bytearray's
-    ends = array(np.dtype(_narrowest(sum(len(vocabulary) for vocabulary, _ in vocabularies))).char, [0])
+    ends = array(np.dtype(narrowest(sum(len(vocabulary) for vocabulary, _ in vocabularies))).char, [0])
     previous = None
     for term, number in merged:
         if term != previous:
@@ -280,9 +280,15 @@ class LexicalIndex:
         return cached
 
 
+def chunk_parts(row: dict[str, Any], with_text: bool = True) -> list[str]:
+    """The parts `chunk_text` joins: path, symbol, kind (and text), empty ones dropped."""
+    fields = (row.get("path"), row.get("symbol"), row.get("kind"), row.get("text")) if with_text else (row.get("path"), row.get("symbol"), row.get("kind"))
+    return [str(part) for part in fields if part]
+
+
 def chunk_text(row: dict[str, Any]) -> str:
     """The bench's `chunk_text`: path, symbol, kind and text joined by spaces, empty parts dropped."""
-    return " ".join(str(part) for part in (row.get("path"), row.get("symbol"), row.get("kind"), row.get("text")) if part)
+    return " ".join(chunk_parts(row))
 
 
 def _tiebreak(paths: list[str], chunk_ids: list[str]) -> np.ndarray:
@@ -307,20 +313,24 @@ class ChunkIndex:
 
     @classmethod
     def build(cls, rows: list[dict[str, Any]]) -> "ChunkIndex":
-        paths = [str(row.get("path", "")) for row in rows]
-        chunk_ids = [str(row.get("chunk_id", "")) for row in rows]
-        tiebreak = _tiebreak(paths, chunk_ids)
+        """The reference build, one row at a time (`release_build` gives the same from shared tokens)."""
         builder = PostingsBuilder()
         for row in rows:
             builder.add(stream_tokens(bench_tokens, chunk_text(row)))
         token_counts = np.array(builder.lengths, dtype=np.int64)
         distinct_counts = np.array(builder.distinct, dtype=np.int64)
-        postings = builder.finish()
+        return cls.from_counts(rows, token_counts, distinct_counts, builder.finish())
+
+    @classmethod
+    def from_counts(cls, rows: list[dict[str, Any]], token_counts: np.ndarray, distinct_counts: np.ndarray, postings: TermPostings) -> "ChunkIndex":
+        """The index of `rows`, given their chunk texts' token totals, distinct terms and postings."""
+        paths = [str(row.get("path", "")) for row in rows]
+        chunk_ids = [str(row.get("chunk_id", "")) for row in rows]
         return cls(
             paths=paths,
             chunk_ids=chunk_ids,
             symbols=[str(row.get("symbol") or "") for row in rows],
-            tiebreak=tiebreak,
+            tiebreak=_tiebreak(paths, chunk_ids),
             token_counts=token_counts,
             distinct_counts=distinct_counts,
             postings=postings,

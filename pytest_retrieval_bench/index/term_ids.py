@@ -1,0 +1,54 @@
+"""Term ids for one snapshot's build: every token becomes an int32 at C speed.
+
+A `Counter` per document costs a Python object per distinct term per document; an id per token,
+assigned by a dictionary whose missing-key factory is a counter, costs one C-level lookup, so a
+whole text turns into a numpy array with no Python loop. Ids are in first-seen order; postings
+need byte order, which `byte_order` gives once per vocabulary.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from itertools import count
+
+import numpy as np
+
+NO_IDS = np.zeros(0, dtype=np.int32)
+NO_IDS.flags.writeable = False
+
+
+class TermIds:
+    """term -> id, ids 0, 1, 2, ... in the order terms are first met; `terms[id]` is the term."""
+
+    def __init__(self) -> None:
+        self._ids: defaultdict[str, int] = defaultdict(count().__next__)
+        self.terms: list[str] = []
+        self._byte_order: tuple[list[str], np.ndarray] | None = None
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def of(self, tokens: list[str]) -> np.ndarray:
+        """The ids of `tokens`, new terms numbered as they come."""
+        if not tokens:
+            return NO_IDS
+        known = len(self.terms)
+        ids = np.fromiter(map(self._ids.__getitem__, tokens), dtype=np.int32, count=len(tokens))
+        if len(self._ids) > known:
+            self._byte_order = None
+            # a new term's first occurrence is where the ids seen so far reach a new maximum
+            new = np.flatnonzero(ids >= known)
+            highest = np.maximum.accumulate(ids[new])
+            firsts = new[np.flatnonzero(np.concatenate(([True], highest[1:] > highest[:-1])))]
+            self.terms.extend(tokens[position] for position in firsts.tolist())
+        return ids
+
+    def byte_order(self) -> tuple[list[str], np.ndarray]:
+        """The terms in UTF-8 byte order (code point order is the same order) and each id's rank in it."""
+        if self._byte_order is None:
+            terms = self.terms
+            order = sorted(range(len(terms)), key=terms.__getitem__)
+            rank = np.empty(len(terms), dtype=np.int64)
+            rank[np.asarray(order, dtype=np.int64)] = np.arange(len(terms), dtype=np.int64)
+            self._byte_order = [terms[position] for position in order], rank
+        return self._byte_order

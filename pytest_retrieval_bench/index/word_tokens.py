@@ -1,0 +1,60 @@
+"""Bench tokens read off word runs: each distinct word run is split into bench tokens once.
+
+A bench token is an alphanumeric run after lower->Upper boundaries are split, so it never
+crosses a character outside `[A-Za-z0-9_]`: every bench token of a text lies inside one of its
+word runs (`[A-Za-z0-9_]+`), and the text's bench tokens are its word runs' bench tokens in
+order. So a text is read by one regex, the word-run one the whole-word index needs anyway, and
+its bench tokens come from a table per distinct word run, applied to counts with numpy.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+
+import numpy as np
+
+from pytest_retrieval_bench.index.term_ids import TermIds
+from pytest_retrieval_bench.index.tokens import bench_tokens
+
+
+def _bench_tokens_of_word(word: str) -> list[str]:
+    """`bench_tokens(word)` for one word run; one lowercased token when it has no `_` and no
+    lower->Upper boundary (all lowercase, all uppercase or digits only), as most runs have."""
+    if "_" not in word and (word.islower() or word.isupper() or word.isdigit()):
+        return [word.lower()]
+    return bench_tokens(word)
+
+
+class WordTokens:
+    """word-run id (in `words`) -> the ids (in `bench`) of its bench tokens."""
+
+    def __init__(self, words: TermIds, bench: TermIds):
+        self.words = words
+        self.bench = bench
+        self._lengths = np.zeros(0, dtype=np.int64)
+        self._flat = np.zeros(0, dtype=np.int32)
+
+    def _table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(first position in `flat`, number of bench tokens, flat ids) for every word run met so far."""
+        done = len(self._lengths)
+        if len(self.words) > done:
+            split = list(map(_bench_tokens_of_word, self.words.terms[done:]))
+            self._lengths = np.concatenate((self._lengths, np.fromiter(map(len, split), dtype=np.int64, count=len(split))))
+            self._flat = np.concatenate((self._flat, self.bench.of(list(chain.from_iterable(split)))))
+        starts = np.cumsum(self._lengths) - self._lengths
+        return starts, self._lengths, self._flat
+
+    def totals(self, docs: np.ndarray, words: np.ndarray, counts: np.ndarray, size: int) -> np.ndarray:
+        """Each document's number of bench tokens, from its (word run, count) pairs."""
+        _, lengths, _ = self._table()
+        return np.bincount(docs, weights=lengths[words] * counts, minlength=size).astype(np.int64)
+
+    def expand(self, docs: np.ndarray, words: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(document, word run, count) triples as (document, bench token, count) triples, one per
+        bench token of the run; a document may repeat a bench token (`postings_of_pairs` adds them up)."""
+        starts, lengths, flat = self._table()
+        repeats = lengths[words]
+        ends = np.cumsum(repeats)
+        positions = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+        positions -= np.repeat(ends - repeats - starts[words], repeats)
+        return np.repeat(docs, repeats), flat[positions], np.repeat(counts, repeats)

@@ -1,0 +1,216 @@
+"""One read of each text for both index kinds (`release_build`) against the row-at-a-time builds.
+
+`LexicalIndex.build` and `ChunkIndex.build` tokenize every file and every chunk row on its own;
+`build_indexes` reads each text once, slices symbol rows out of their file when their text is a
+line range of it, and derives bench tokens from word runs. Every test compares the two, array
+for array and type for type, so neither the slicing nor the derivation can change a ranking.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import _pytest
+from pytest_retrieval_bench.corpus.chunks import read_chunk_file
+from pytest_retrieval_bench.corpus.tree import read_directory
+from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, Postings
+from pytest_retrieval_bench.index import release_build
+from pytest_retrieval_bench.index.release_build import build_indexes
+from pytest_retrieval_bench.index.tokens import bench_tokens, word_runs
+from pytest_retrieval_bench.index.word_tokens import _bench_tokens_of_word
+
+ROOT = Path(__file__).resolve().parent.parent
+RELEASE_CORPUS = ROOT / "testdata" / "release" / "corpus" / "synthetic_v1"
+
+
+def assert_same_postings(found: Postings, expected: Postings, name: str) -> None:
+    assert found.blob == expected.blob, name
+    for part in ("term_offsets", "offsets", "docs", "counts"):
+        found_array, expected_array = getattr(found, part), getattr(expected, part)
+        assert found_array.dtype == expected_array.dtype, (name, part)
+        assert np.array_equal(found_array, expected_array), (name, part)
+
+
+def assert_same_lexical(found: LexicalIndex | None, expected: LexicalIndex) -> None:
+    assert found is not None
+    assert found.paths == expected.paths
+    assert found.doc_lengths.tolist() == expected.doc_lengths.tolist()
+    for name in ("content", "path_tokens", "words"):
+        assert_same_postings(getattr(found, name), getattr(expected, name), name)
+
+
+def assert_same_chunks(found: ChunkIndex | None, expected: ChunkIndex) -> None:
+    assert found is not None
+    assert (found.paths, found.chunk_ids, found.symbols) == (expected.paths, expected.chunk_ids, expected.symbols)
+    for name in ("tiebreak", "token_counts", "distinct_counts"):
+        assert getattr(found, name).tolist() == getattr(expected, name).tolist(), name
+    assert_same_postings(found.postings, expected.postings, "chunks")  # type: ignore[arg-type]
+
+
+def assert_matches_reference(texts: dict[str, str], rows: list[dict[str, Any]], batch_tokens: int = 1 << 20) -> None:
+    lexical, chunks = build_indexes(texts, rows, True, batch_tokens=batch_tokens)
+    assert_same_lexical(lexical, LexicalIndex.build(sorted(texts.items())))
+    assert_same_chunks(chunks, ChunkIndex.build(rows))
+    only_chunks = build_indexes(texts, rows, False, batch_tokens=batch_tokens)
+    assert only_chunks[0] is None
+    assert_same_chunks(only_chunks[1], ChunkIndex.build(rows))
+    only_lexical = build_indexes(texts, None, True, batch_tokens=batch_tokens)
+    assert only_lexical[1] is None
+    assert_same_lexical(only_lexical[0], LexicalIndex.build(sorted(texts.items())))
+
+
+def symbol_row(path: str, text: str, first: int, last: int, symbol: Any = "name") -> dict[str, Any]:
+    """A symbol row as the bench's corpus builder cuts it: lines first..last (1-based), joined, stripped."""
+    lines = text.split("\n")
+    return {"path": path, "kind": "symbol", "symbol": symbol, "chunk_id": f"{path}:{first}-{last}",
+            "start_line": first, "end_line": last, "text": "\n".join(lines[first - 1 : last]).strip()}
+
+
+def file_row(path: str, text: str) -> dict[str, Any]:
+    return {"path": path, "kind": "file", "symbol": "", "chunk_id": path, "start_line": 1, "end_line": text.count("\n") + 1, "text": text}
+
+
+# --------------------------------------------------------------------------- bench tokens from word runs
+
+TEXT = st.text(alphabet=st.sampled_from(list("aAzZbQq_09 \n\r\t.-/éÉßſK😀")), max_size=120)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=TEXT)
+def test_bench_tokens_are_the_word_runs_bench_tokens_in_order(text: str) -> None:
+    assert [token for run in word_runs(text) for token in _bench_tokens_of_word(run)] == bench_tokens(text)
+
+
+@pytest.mark.parametrize("word", ["abc", "ABC", "123", "a1", "A1", "aB", "Ab", "ABc", "aBC", "a_B", "__", "_a", "getHTTPResponse", "x9Y"])
+def test_one_word_run_gives_the_bench_tokens(word: str) -> None:
+    assert _bench_tokens_of_word(word) == bench_tokens(word)
+
+
+# --------------------------------------------------------------------------- edge releases
+
+EDGE_TEXT = "package main\n\nfunc fooBar() {\n\treturn x_y\n}\n\n// ...\nfunc Other(a int) int {\n  return a\n}\n"
+EDGE_TEXTS = {
+    "a/main.go": EDGE_TEXT,
+    "b/empty.txt": "",
+    "c/File/x.md": "nothing here\nfile FILE\n",
+    "d/one.py": "def only():\n    pass",
+    "e/crlf.txt": "lineOne\r\nlineTwo\r\n",
+}
+
+
+def edge_rows() -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for path, text in EDGE_TEXTS.items():
+        rows.append(file_row(path, text))
+    rows += [
+        symbol_row("a/main.go", EDGE_TEXT, 3, 7, "fooBar"),
+        symbol_row("a/main.go", EDGE_TEXT, 8, 11, "Other"),
+        symbol_row("a/main.go", EDGE_TEXT, 1, 11, "whole"),  # the whole file, overlapping the others
+        symbol_row("d/one.py", "def only():\n    pass", 1, 2, "only"),
+        # not line ranges: tokenized whole
+        {**symbol_row("a/main.go", EDGE_TEXT, 3, 7), "text": "func fooBar() {\n\treturn xY\n}"},  # one word changed
+        {**symbol_row("a/main.go", EDGE_TEXT, 3, 7), "start_line": 4},  # range does not match the text
+        {**symbol_row("a/main.go", EDGE_TEXT, 3, 7), "end_line": 99},  # past the end
+        {**symbol_row("a/main.go", EDGE_TEXT, 3, 7), "start_line": True},  # a bool is not a line number
+        {**symbol_row("a/main.go", EDGE_TEXT, 3, 7), "start_line": "3"},
+        {"path": "a/main.go", "kind": "symbol", "symbol": None, "chunk_id": "no-lines", "text": "fooBar other"},
+        {"path": "a/main.go", "kind": "symbol", "symbol": 7, "chunk_id": "int-symbol", "text": 12345},  # non-string parts
+        {"path": "a/main.go", "kind": "symbol", "symbol": ["x", "yZ"], "chunk_id": "list-symbol", "text": ""},
+        {"path": "z/binary.bin", "kind": "file", "symbol": "", "chunk_id": "binary", "text": "bin\x00ary fooBar"},  # not a text file
+        {"path": "z/orphan.go", "kind": "symbol", "symbol": "orphanFn", "chunk_id": "orphan", "start_line": 1, "end_line": 1, "text": "orphan"},
+        {"path": "", "kind": "", "chunk_id": "", "text": "only text"},
+        {**file_row("c/File/x.md", "another text"), "chunk_id": "second file row"},  # a second row of a path
+    ]
+    rows.insert(2, symbol_row("a/main.go", EDGE_TEXT, 3, 3, "firstLine"))  # a symbol before its file's turn
+    return rows
+
+
+@pytest.mark.parametrize("batch_tokens", [1, 3, 1 << 20])
+def test_edge_rows_match_the_reference(batch_tokens: int) -> None:
+    assert_matches_reference(EDGE_TEXTS, edge_rows(), batch_tokens)
+
+
+def test_no_files_and_no_rows() -> None:
+    assert_matches_reference({}, [])
+    assert_matches_reference({"a.txt": ""}, [file_row("a.txt", "")])
+
+
+# --------------------------------------------------------------------------- random releases
+
+LINE = st.text(alphabet=st.sampled_from(list("aAbB_1 x\tYz.é")), max_size=12)
+
+
+@st.composite
+def releases(draw: Any) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    texts: dict[str, str] = {}
+    rows: list[dict[str, Any]] = []
+    for number in range(draw(st.integers(min_value=0, max_value=4))):
+        path = f"d{number}/f{draw(st.sampled_from(['Ab', 'x_y', 'q']))}{number}.go"
+        text = "\n".join(draw(st.lists(LINE, min_size=1, max_size=8)))
+        texts[path] = text
+        rows.append(file_row(path, text))
+        line_count = text.count("\n") + 1
+        for _ in range(draw(st.integers(min_value=0, max_value=4))):
+            first = draw(st.integers(min_value=1, max_value=line_count))
+            last = draw(st.integers(min_value=first, max_value=line_count))
+            row = symbol_row(path, text, first, last, draw(st.sampled_from(["", "fnA", "b_c", None])))
+            if draw(st.booleans()):
+                row["text"] = draw(LINE)  # usually not that range any more
+            rows.append(row)
+    return texts, draw(st.permutations(rows))
+
+
+@settings(max_examples=150, deadline=None)
+@given(release=releases(), batch_tokens=st.sampled_from([1, 5, 1 << 20]))
+def test_random_releases_match_the_reference(release: tuple[dict[str, str], list[dict[str, Any]]], batch_tokens: int) -> None:
+    texts, rows = release
+    assert_matches_reference(texts, rows, batch_tokens)
+
+
+# --------------------------------------------------------------------------- real text
+
+@functools.lru_cache(maxsize=None)
+def real_tree() -> dict[str, str]:
+    return dict(read_directory(Path(_pytest.__file__).resolve().parent, "pytest-dev/pytest", "0" * 40).text_files())
+
+
+def test_the_bundled_release_matches_the_reference() -> None:
+    chunk_files = sorted(RELEASE_CORPUS.rglob("*.chunks.jsonl*"))
+    assert chunk_files
+    for chunk_file in chunk_files:
+        snapshot = read_chunk_file(chunk_file, "acme/x", "0" * 40)
+        assert snapshot.chunk_rows
+        assert_matches_reference(snapshot.texts, snapshot.chunk_rows)
+
+
+def test_a_real_tree_cut_into_symbol_rows_matches_the_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The installed `_pytest` package as a release: each file row, and symbol rows tiling it from
+    every `def`/`class` line, as the bench's corpus builder cuts them; every symbol row is sliced."""
+    texts = real_tree()
+    rows: list[dict[str, Any]] = []
+    for path, text in texts.items():
+        rows.append(file_row(path, text))
+        lines = text.split("\n")
+        starts = [number for number, line in enumerate(lines, start=1) if line.lstrip().startswith(("def ", "class "))]
+        for first, following in zip(starts, starts[1:] + [len(lines) + 1]):
+            rows.append(symbol_row(path, text, first, max(first, following - 1), lines[first - 1].split()[1].split("(")[0]))
+    assert len(rows) > 2 * len(texts)
+    sliced: list[tuple[int, int]] = []
+    original = release_build._line_range
+
+    def counted(row: dict[str, Any], lines: list[str]) -> tuple[int, int] | None:
+        found = original(row, lines)
+        if found is not None:
+            sliced.append(found)
+        return found
+
+    monkeypatch.setattr(release_build, "_line_range", counted)
+    assert_matches_reference(texts, rows)
+    assert len(sliced) == 2 * (len(rows) - len(texts))  # two of the three builds read the rows
