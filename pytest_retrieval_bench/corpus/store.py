@@ -128,8 +128,8 @@ class SnapshotStore:
             if cached is not None:
                 self._event(snapshot, kind, "cache", started)
                 return cached
-        if kind == "lexical":
-            index: LexicalIndex | ChunkIndex | RepoMapIndex = build_indexes(snapshot.texts, None, True)[0]  # type: ignore[assignment]
+        if kind == "lexical":  # a tree's (or a release's not built with its rows): a document at a time, lean on memory
+            index: LexicalIndex | ChunkIndex | RepoMapIndex = LexicalIndex.build(snapshot.text_files())
         elif kind == "repomap":
             index = build_repomap(self._rows(snapshot) if snapshot.has_rows else file_chunks(snapshot.text_files()))
         else:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_retrieval_bench.index.pair_counts import BATCH_TOKENS, PairCounts, postings_of_pairs
+from pytest_retrieval_bench.index.pair_counts import BATCH_TOKENS, PairCounts, postings_of_batches
 from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, chunk_parts
 from pytest_retrieval_bench.index.term_ids import TermIds
 from pytest_retrieval_bench.index.tokens import PIECE_CHARS, line_pieces, word_runs
@@ -133,23 +133,29 @@ def build_indexes(texts: dict[str, str], rows: list[dict[str, Any]] | None, lexi
     for doc, path in enumerate(paths):
         build.add_file(doc, path, texts[path])
     build.add_other_rows()
-    path_counts = PairCounts(len(paths))
+    path_counts = PairCounts(len(paths), batch_tokens)
     if lexical:
         for doc, path in enumerate(paths):
             path_counts.add(doc, build.word_ids(path))
+    build.words.forget_ids()  # every word run is numbered: only the terms are needed now
     to_bench = WordTokens(build.words, build.bench)
     lexical_index = chunk_index = None
     if build.files is not None:
-        docs, words, counts = build.files.pairs()
-        word_postings, _ = postings_of_pairs(docs, words, counts, len(paths), build.words)
-        doc_lengths = to_bench.totals(docs, words, counts, len(paths))
-        content, _ = postings_of_pairs(*to_bench.expand(docs, words, counts), len(paths), build.bench)
-        del docs, words, counts
-        path_tokens, _ = postings_of_pairs(*to_bench.expand(*path_counts.pairs()), len(paths), build.bench)
+        batches = build.files.batches()
+        word_postings, _ = postings_of_batches(batches, len(paths), build.words, batch_tokens)
+        doc_lengths = to_bench.totals(batches, len(paths))
+        batches = to_bench.expand(batches)
+        path_batches = to_bench.expand(path_counts.batches())
+        build.bench.forget_ids()
+        content, _ = postings_of_batches(batches, len(paths), build.bench, batch_tokens)
+        del batches
+        path_tokens, _ = postings_of_batches(path_batches, len(paths), build.bench, batch_tokens)
         lexical_index = LexicalIndex(paths=paths, doc_lengths=doc_lengths, content=content, path_tokens=path_tokens, words=word_postings)
     if build.chunks is not None and rows is not None:
-        docs, words, counts = build.chunks.pairs()
-        token_counts = to_bench.totals(docs, words, counts, len(rows))
-        postings, distinct = postings_of_pairs(*to_bench.expand(docs, words, counts), len(rows), build.bench)
+        batches = build.chunks.batches()
+        token_counts = to_bench.totals(batches, len(rows))
+        batches = to_bench.expand(batches)
+        build.bench.forget_ids()
+        postings, distinct = postings_of_batches(batches, len(rows), build.bench, batch_tokens)
         chunk_index = ChunkIndex.from_counts(rows, token_counts, distinct, postings)
     return lexical_index, chunk_index

@@ -17,6 +17,10 @@ NO_IDS = np.zeros(0, dtype=np.int32)
 NO_IDS.flags.writeable = False
 
 
+def _no_new_terms() -> int:
+    raise RuntimeError("this vocabulary no longer numbers new terms")
+
+
 class TermIds:
     """term -> id, ids 0, 1, 2, ... in the order terms are first met; `terms[id]` is the term."""
 
@@ -42,6 +46,10 @@ class TermIds:
             firsts = new[np.flatnonzero(np.concatenate(([True], highest[1:] > highest[:-1])))]
             self.terms.extend(tokens[position] for position in firsts.tolist())
         return ids
+
+    def forget_ids(self) -> None:
+        """Drop the term -> id dictionary once no new text will be numbered (it costs more than the terms)."""
+        self._ids = defaultdict(_no_new_terms)
 
     def byte_order(self) -> tuple[list[str], np.ndarray]:
         """The terms in UTF-8 byte order (code point order is the same order) and each id's rank in it."""

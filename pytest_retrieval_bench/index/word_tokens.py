@@ -13,6 +13,7 @@ from itertools import chain
 
 import numpy as np
 
+from pytest_retrieval_bench.index.pair_counts import Batch, split_keys
 from pytest_retrieval_bench.index.term_ids import TermIds
 from pytest_retrieval_bench.index.tokens import bench_tokens
 
@@ -23,6 +24,10 @@ def _bench_tokens_of_word(word: str) -> list[str]:
     if "_" not in word and (word.islower() or word.isupper() or word.isdigit()):
         return [word.lower()]
     return bench_tokens(word)
+
+
+TABLE_WORDS = 1 << 14
+"""Word runs split per step while the table is built: bounds the token lists held at once."""
 
 
 class WordTokens:
@@ -37,24 +42,34 @@ class WordTokens:
     def _table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(first position in `flat`, number of bench tokens, flat ids) for every word run met so far."""
         done = len(self._lengths)
-        if len(self.words) > done:
-            split = list(map(_bench_tokens_of_word, self.words.terms[done:]))
-            self._lengths = np.concatenate((self._lengths, np.fromiter(map(len, split), dtype=np.int64, count=len(split))))
-            self._flat = np.concatenate((self._flat, self.bench.of(list(chain.from_iterable(split)))))
-        starts = np.cumsum(self._lengths) - self._lengths
-        return starts, self._lengths, self._flat
+        lengths, flat = [self._lengths], [self._flat]
+        for start in range(done, len(self.words), TABLE_WORDS):
+            split = list(map(_bench_tokens_of_word, self.words.terms[start : start + TABLE_WORDS]))
+            lengths.append(np.fromiter(map(len, split), dtype=np.int64, count=len(split)))
+            flat.append(self.bench.of(list(chain.from_iterable(split))))
+        if len(lengths) > 1:
+            self._lengths, self._flat = np.concatenate(lengths), np.concatenate(flat)
+        return np.cumsum(self._lengths) - self._lengths, self._lengths, self._flat
 
-    def totals(self, docs: np.ndarray, words: np.ndarray, counts: np.ndarray, size: int) -> np.ndarray:
+    def totals(self, batches: list[Batch], size: int) -> np.ndarray:
         """Each document's number of bench tokens, from its (word run, count) pairs."""
         _, lengths, _ = self._table()
-        return np.bincount(docs, weights=lengths[words] * counts, minlength=size).astype(np.int64)
+        found = np.zeros(size, dtype=np.int64)
+        for docs, words, counts in batches:
+            found += np.bincount(docs, weights=lengths[words] * counts, minlength=size).astype(np.int64)
+        return found
 
-    def expand(self, docs: np.ndarray, words: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(document, word run, count) triples as (document, bench token, count) triples, one per
-        bench token of the run; a document may repeat a bench token (`postings_of_pairs` adds them up)."""
+    def expand(self, batches: list[Batch]) -> list[Batch]:
+        """Batches of (document, word run, count) as batches of (document, bench token, count),
+        a document's counts of a bench token that several of its word runs hold added up."""
         starts, lengths, flat = self._table()
-        repeats = lengths[words]
-        ends = np.cumsum(repeats)
-        positions = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
-        positions -= np.repeat(ends - repeats - starts[words], repeats)
-        return np.repeat(docs, repeats), flat[positions], np.repeat(counts, repeats)
+        expanded: list[Batch] = []
+        for docs, words, counts in batches:
+            repeats = lengths[words]
+            ends = np.cumsum(repeats)
+            positions = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+            positions -= np.repeat(ends - repeats - starts[words], repeats)
+            keys = (np.repeat(docs.astype(np.int64), repeats) << 32) | flat[positions]
+            keys, inverse = np.unique(keys, return_inverse=True)
+            expanded.append(split_keys(keys, np.bincount(inverse, weights=np.repeat(counts, repeats), minlength=len(keys))))
+        return expanded
