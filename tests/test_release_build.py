@@ -22,7 +22,7 @@ from pytest_retrieval_bench.corpus.chunks import read_chunk_file
 from pytest_retrieval_bench.corpus.tree import read_directory
 from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, Postings
 from pytest_retrieval_bench.index import release_build
-from pytest_retrieval_bench.index.release_build import build_indexes
+from pytest_retrieval_bench.index.release_build import build_indexes, grouped_in_path_order
 from pytest_retrieval_bench.index.tokens import bench_tokens, word_runs
 from pytest_retrieval_bench.index.word_tokens import _bench_tokens_of_word
 
@@ -55,6 +55,14 @@ def assert_same_chunks(found: ChunkIndex | None, expected: ChunkIndex) -> None:
 
 
 def assert_matches_reference(texts: dict[str, str], rows: list[dict[str, Any]], batch_tokens: int = 1 << 20) -> None:
+    """In the rows' order, and grouped by file in path order as the bench writes them (the one-read path)."""
+    grouped = sorted(rows, key=lambda row: str(row.get("path")))
+    assert grouped_in_path_order(grouped)
+    for ordered in (rows, grouped):
+        assert_matches_reference_in_order(texts, ordered, batch_tokens)
+
+
+def assert_matches_reference_in_order(texts: dict[str, str], rows: list[dict[str, Any]], batch_tokens: int) -> None:
     lexical, chunks = build_indexes(texts, rows, True, batch_tokens=batch_tokens)
     assert_same_lexical(lexical, LexicalIndex.build(sorted(texts.items())))
     assert_same_chunks(chunks, ChunkIndex.build(rows))
@@ -125,7 +133,7 @@ def edge_rows() -> list[dict[str, Any]]:
         {"path": "a/main.go", "kind": "symbol", "symbol": ["x", "yZ"], "chunk_id": "list-symbol", "text": ""},
         {"path": "z/binary.bin", "kind": "file", "symbol": "", "chunk_id": "binary", "text": "bin\x00ary fooBar"},  # not a text file
         {"path": "z/orphan.go", "kind": "symbol", "symbol": "orphanFn", "chunk_id": "orphan", "start_line": 1, "end_line": 1, "text": "orphan"},
-        {"path": "", "kind": "", "chunk_id": "", "text": "only text"},
+        {"path": "", "kind": "", "chunk_id": "", "text": "only text"},  # a row of no file
         {**file_row("c/File/x.md", "another text"), "chunk_id": "second file row"},  # a second row of a path
     ]
     rows.insert(2, symbol_row("a/main.go", EDGE_TEXT, 3, 3, "firstLine"))  # a symbol before its file's turn
@@ -213,4 +221,5 @@ def test_a_real_tree_cut_into_symbol_rows_matches_the_reference(monkeypatch: pyt
 
     monkeypatch.setattr(release_build, "_line_range", counted)
     assert_matches_reference(texts, rows)
-    assert len(sliced) == 2 * (len(rows) - len(texts))  # two of the three builds read the rows
+    assert grouped_in_path_order(rows)
+    assert len(sliced) == 4 * (len(rows) - len(texts))  # two orders (the same here) x the two builds that read rows

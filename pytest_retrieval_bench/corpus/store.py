@@ -17,7 +17,7 @@ from pytest_retrieval_bench.errors import SnapshotError
 from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, file_chunks
 from pytest_retrieval_bench.index.repomap import RepoMapIndex, build_repomap
 from pytest_retrieval_bench.index.cache import IndexCache
-from pytest_retrieval_bench.index.release_build import build_indexes
+from pytest_retrieval_bench.index.release_build import OneReadBuild, build_indexes
 
 
 class SnapshotStore:
@@ -100,7 +100,10 @@ class SnapshotStore:
                 started = time.perf_counter()
         if not missing:
             return
-        lexical, chunks = build_indexes(snapshot.texts, snapshot.chunk_rows if "chunks" in missing else None, "lexical" in missing)
+        build = OneReadBuild(snapshot.texts, snapshot.chunk_rows if "chunks" in missing else None, "lexical" in missing)
+        build.read()
+        snapshot.drop_rows()  # read: the counts are all the build needs of them now
+        lexical, chunks = build.finish()
         for kind, index in (("chunks", chunks), ("lexical", lexical)):
             if index is not None:
                 if self.cache is not None:

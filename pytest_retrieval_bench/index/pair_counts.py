@@ -1,42 +1,79 @@
 """(document, term) occurrence counts of many documents, counted by numpy a batch at a time.
 
-Documents arrive as arrays of term ids (see `TermIds`), possibly as several slices of texts
-already turned into ids, so a chunk that repeats lines of its file costs array work, not a second
-tokenization. Each batch of about `batch_tokens` ids is counted with one `np.unique` over
-`document << 32 | term` keys, and stays a batch: `postings_of_batches` lays them out term-major
-a range of terms at a time, so no step holds more than about a batch of temporaries. Documents
-may arrive in any order, but each exactly once (so a document's pairs are all in one batch).
+Documents arrive in ascending order as arrays of term ids (see `TermIds`), possibly as several
+slices of texts already turned into ids, so a chunk that repeats lines of its file costs array
+work, not a second tokenization. Each batch of about `batch_tokens` ids is counted with one
+`np.unique` over `document << 32 | term` keys and kept as compactly as `PostingsBuilder` keeps
+its batches (about four bytes a pair); `postings_of_batches` then scatters the batches, in
+document order, into each term's list, a batch at a time, so no step holds more than a batch of
+temporaries beside the result.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import accumulate
+from typing import Callable
 
 import numpy as np
 
 from pytest_retrieval_bench.index.postings import Postings, narrowest, utf8_length
 from pytest_retrieval_bench.index.term_ids import TermIds
 
-BATCH_TOKENS = 1 << 20
-"""Ids counted per `np.unique`, and pairs laid out per step: bounds every temporary (about 8 MiB a key array)."""
+BATCH_TOKENS = 1 << 16
+"""Ids counted per `np.unique`: bounds every per-batch temporary (about half a MiB a key array)."""
 
-Batch = tuple[np.ndarray, np.ndarray, np.ndarray]
-"""(documents, terms, counts) of distinct pairs, int32 each."""
+ExpandKeys = Callable[[np.ndarray, "np.ndarray | None"], tuple[np.ndarray, "np.ndarray | None"]]
+
+
+@dataclass
+class Batch:
+    """Distinct (document, term) pairs of consecutive documents, document-major, terms ascending within one."""
+
+    docs: np.ndarray  # the documents, ascending
+    pairs_per_doc: np.ndarray  # how many pairs each has
+    vocabulary: np.ndarray  # the distinct terms, ascending ids
+    terms: np.ndarray  # each pair's term, as a position in `vocabulary` (two bytes while they fit)
+    counts: np.ndarray  # each pair's occurrences (narrowest type)
+
+    @classmethod
+    def of_keys(cls, keys: np.ndarray, counts: np.ndarray) -> "Batch":
+        """From ascending distinct `document << 32 | term` keys and their counts."""
+        docs = keys >> 32
+        firsts = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1]))) if len(docs) else np.zeros(0, dtype=np.int64)
+        vocabulary, terms = np.unique((keys & 0xFFFFFFFF).astype(np.int32), return_inverse=True)
+        return cls(docs=docs[firsts].astype(np.int32), pairs_per_doc=np.diff(np.append(firsts, len(docs))).astype(np.int32),
+                   vocabulary=vocabulary, terms=terms.astype(narrowest(max(len(vocabulary) - 1, 0))),
+                   counts=counts.astype(narrowest(int(counts.max(initial=0)))))
+
+    def pair_docs(self) -> np.ndarray:
+        return np.repeat(self.docs, self.pairs_per_doc)
+
+    def pair_terms(self) -> np.ndarray:
+        return self.vocabulary[self.terms]
+
+    def keys(self) -> np.ndarray:
+        return (self.pair_docs().astype(np.int64) << 32) | self.pair_terms()
 
 
 class PairCounts:
-    """Counts for documents 0 .. size-1."""
+    """Counts for documents 0 .. size-1, added in ascending order, each once."""
 
-    def __init__(self, size: int, batch_tokens: int = BATCH_TOKENS) -> None:
+    def __init__(self, size: int, batch_tokens: int = BATCH_TOKENS, expand_keys: ExpandKeys | None = None) -> None:
         self.size = size
         self.batch_tokens = batch_tokens
+        self.expand_keys = expand_keys  # ids are counted as the ids this maps them to (word runs as bench tokens)
         self._docs: list[int] = []  # one entry per pending slice
         self._slices: list[np.ndarray] = []
         self._pending = 0
+        self._last = -1
         self._batches: list[Batch] = []
 
     def add(self, doc: int, *slices: np.ndarray) -> None:
         """Document `doc`'s ids: the concatenation of `slices` (int32 arrays)."""
+        if doc <= self._last:
+            raise ValueError(f"document {doc} added after document {self._last}: documents come in ascending order, each once")
+        self._last = doc
         for ids in slices:
             if len(ids):
                 self._docs.append(doc)
@@ -52,7 +89,17 @@ class PairCounts:
         keys = np.repeat(np.asarray(self._docs, dtype=np.int64) << 32, sizes)
         keys |= np.concatenate(self._slices)
         self._docs, self._slices, self._pending = [], [], 0
-        self._batches.append(split_keys(*np.unique(keys, return_counts=True)))
+        if self.expand_keys is not None:
+            keys, _ = self.expand_keys(keys, None)
+        self._batches.append(Batch.of_keys(*np.unique(keys, return_counts=True)))
+
+    def totals(self) -> np.ndarray:
+        """Each document's number of ids (as counted, after `expand_keys`)."""
+        self._count()
+        found = np.zeros(self.size, dtype=np.int64)
+        for batch in self._batches:  # a document's pairs are all in one batch
+            found[batch.docs] += np.add.reduceat(batch.counts.astype(np.int64), _firsts(batch))
+        return found
 
     def batches(self) -> list[Batch]:
         """The counted batches, handed over (the counter is emptied)."""
@@ -61,49 +108,42 @@ class PairCounts:
         return batches
 
 
-def split_keys(keys: np.ndarray, counts: np.ndarray) -> Batch:
-    """`document << 32 | term` keys and their counts as a batch of three int32 arrays."""
-    return (keys >> 32).astype(np.int32), (keys & 0xFFFFFFFF).astype(np.int32), counts.astype(np.int32)
+def _firsts(batch: Batch) -> np.ndarray:
+    """Where each document's pairs start."""
+    return np.concatenate(([0], np.cumsum(batch.pairs_per_doc)[:-1])).astype(np.int64)
 
 
-def postings_of_batches(batches: list[Batch], size: int, term_ids: TermIds, step: int = BATCH_TOKENS) -> tuple[Postings, np.ndarray]:
-    """The postings of distinct (document, term, count) pairs over `size` documents, with only the
-    terms that occur; and each document's number of distinct terms.
-
-    Pairs are laid out a range of terms at a time (ranges of about `step` pairs), sorted by
-    (term, document) within the range. Values and array types are those `PostingsBuilder` gives.
-    """
+def postings_of_batches(batches: list[Batch], size: int, term_ids: TermIds) -> tuple[Postings, np.ndarray]:
+    """The postings of the batches' pairs over `size` documents, with only the terms that occur;
+    and each document's number of distinct terms. Values and array types are those
+    `PostingsBuilder` gives for the same documents."""
     ordered_terms, rank = term_ids.byte_order()
-    ranks = [rank[terms].astype(np.int32) for _, terms, _ in batches]
     frequency = np.zeros(len(ordered_terms), dtype=np.int64)
     distinct = np.zeros(size, dtype=np.int64)
     largest = 0
-    for (docs, _, counts), batch_ranks in zip(batches, ranks):
-        frequency += np.bincount(batch_ranks, minlength=len(ordered_terms))
-        distinct += np.bincount(docs, minlength=size)
-        largest = max(largest, int(counts.max(initial=0)))
-    ends = np.cumsum(frequency)
+    for batch in batches:
+        frequency[rank[batch.vocabulary]] += np.bincount(batch.terms, minlength=len(batch.vocabulary))
+        distinct[batch.docs] += batch.pairs_per_doc
+        largest = max(largest, int(batch.counts.max(initial=0)))
     used = np.flatnonzero(frequency)
+    free = np.cumsum(frequency) - frequency  # each term's next free slot
+    pairs = int(frequency.sum())
+    offsets = np.zeros(len(used) + 1, dtype=narrowest(pairs))
+    offsets[1:] = np.cumsum(frequency[used])
     del frequency
-    pairs = int(ends[-1]) if len(ends) else 0
-    out_docs = np.empty(pairs, dtype=narrowest(max(size - 1, 0)))
-    out_counts = np.empty(pairs, dtype=narrowest(largest))
-    low = 0
-    while low < len(ends):  # terms low..high-1 hold about `step` pairs (at least one term)
-        high = max(int(np.searchsorted(ends, (ends[low - 1] if low else 0) + step, side="right")), low + 1)
-        start, stop = (int(ends[low - 1]) if low else 0), int(ends[high - 1])
-        parts = [(batch_ranks, docs, counts) for (docs, _, counts), batch_ranks in zip(batches, ranks)]
-        masks = [(part_ranks >= low) & (part_ranks < high) for part_ranks, _, _ in parts]
-        keys = np.concatenate([(part_ranks[mask] - low).astype(np.int64) * max(size, 1) + docs[mask]
-                               for (part_ranks, docs, _), mask in zip(parts, masks)]) if parts else np.zeros(0, dtype=np.int64)
-        order = np.argsort(keys)
-        out_docs[start:stop] = (keys[order] % max(size, 1))
-        out_counts[start:stop] = np.concatenate([counts[mask] for (_, _, counts), mask in zip(parts, masks)])[order] if parts else []
-        low = high
+    docs = np.empty(pairs, dtype=narrowest(max(size - 1, 0)))
+    counts = np.empty(pairs, dtype=narrowest(largest))
+    for batch in batches:  # in document order, so each term's documents stay ascending
+        ranks = rank[batch.vocabulary][batch.terms]
+        order = np.argsort(ranks, kind="stable")
+        ranks = ranks[order]
+        slots = free[ranks] + (np.arange(len(ranks)) - np.searchsorted(ranks, ranks))
+        docs[slots] = batch.pair_docs()[order]
+        counts[slots] = batch.counts[order]
+        last = np.flatnonzero(np.append(ranks[1:] != ranks[:-1], True)) if len(ranks) else np.zeros(0, dtype=np.int64)
+        free[ranks[last]] = slots[last] + 1
     terms = [ordered_terms[position] for position in used.tolist()]
     blob = "".join(terms).encode("utf-8", errors="surrogatepass")
     term_offsets = np.zeros(len(terms) + 1, dtype=narrowest(len(blob)))
     term_offsets[1:] = list(accumulate(map(utf8_length, terms)))
-    offsets = np.zeros(len(terms) + 1, dtype=narrowest(pairs))
-    offsets[1:] = ends[used]
-    return Postings(blob=blob, term_offsets=term_offsets, offsets=offsets, docs=out_docs, counts=out_counts), distinct
+    return Postings(blob=blob, term_offsets=term_offsets, offsets=offsets, docs=docs, counts=counts), distinct

@@ -300,6 +300,20 @@ def _tiebreak(paths: list[str], chunk_ids: list[str]) -> np.ndarray:
 
 
 @dataclass
+class RowLabels:
+    """What a chunk index keeps of its rows besides their tokens: path, chunk id and symbol of each."""
+
+    paths: list[str]
+    chunk_ids: list[str]
+    symbols: list[str]
+
+    @classmethod
+    def of(cls, rows: list[dict[str, Any]]) -> "RowLabels":
+        return cls(paths=[str(row.get("path", "")) for row in rows], chunk_ids=[str(row.get("chunk_id", "")) for row in rows],
+                   symbols=[str(row.get("symbol") or "") for row in rows])
+
+
+@dataclass
 class ChunkIndex:
     """Chunk-level postings in the chunk file's order, for the bench's reference rankers."""
 
@@ -319,18 +333,16 @@ class ChunkIndex:
             builder.add(stream_tokens(bench_tokens, chunk_text(row)))
         token_counts = np.array(builder.lengths, dtype=np.int64)
         distinct_counts = np.array(builder.distinct, dtype=np.int64)
-        return cls.from_counts(rows, token_counts, distinct_counts, builder.finish())
+        return cls.from_counts(RowLabels.of(rows), token_counts, distinct_counts, builder.finish())
 
     @classmethod
-    def from_counts(cls, rows: list[dict[str, Any]], token_counts: np.ndarray, distinct_counts: np.ndarray, postings: TermPostings) -> "ChunkIndex":
-        """The index of `rows`, given their chunk texts' token totals, distinct terms and postings."""
-        paths = [str(row.get("path", "")) for row in rows]
-        chunk_ids = [str(row.get("chunk_id", "")) for row in rows]
+    def from_counts(cls, labels: "RowLabels", token_counts: np.ndarray, distinct_counts: np.ndarray, postings: TermPostings) -> "ChunkIndex":
+        """The index of the rows `labels` names, given their chunk texts' token totals, distinct terms and postings."""
         return cls(
-            paths=paths,
-            chunk_ids=chunk_ids,
-            symbols=[str(row.get("symbol") or "") for row in rows],
-            tiebreak=_tiebreak(paths, chunk_ids),
+            paths=labels.paths,
+            chunk_ids=labels.chunk_ids,
+            symbols=labels.symbols,
+            tiebreak=_tiebreak(labels.paths, labels.chunk_ids),
             token_counts=token_counts,
             distinct_counts=distinct_counts,
             postings=postings,

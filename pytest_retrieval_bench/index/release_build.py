@@ -9,23 +9,24 @@ is such a range is checked on the text itself, never assumed; every other row (a
 end of a truncated file row, a binary file's row, a row of unusual shape) is tokenized whole, as
 the bench does. Texts are read once, by the word-run regex; bench tokens come from the word runs
 (see `word_tokens`). The result equals `LexicalIndex.build` and `ChunkIndex.build` value for value.
+
+Files are taken in path order (the whole-file index's document order), each with its rows, so
+chunk rows are counted in row order when the chunk file groups its rows by file in path order,
+as the bench's corpus builder writes them (git lists a tree in that order). A chunk file that
+does not is indexed a row at a time (`ChunkIndex.build`): same result, slower.
 """
 
 from __future__ import annotations
 
-from itertools import chain
 from typing import Any
 
 import numpy as np
 
 from pytest_retrieval_bench.index.pair_counts import BATCH_TOKENS, PairCounts, postings_of_batches
-from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, chunk_parts
-from pytest_retrieval_bench.index.term_ids import TermIds
+from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, RowLabels, chunk_parts
+from pytest_retrieval_bench.index.term_ids import NO_IDS, TermIds
 from pytest_retrieval_bench.index.tokens import PIECE_CHARS, line_pieces, word_runs
 from pytest_retrieval_bench.index.word_tokens import WordTokens
-
-OTHER_ROWS_AT_ONCE = 256
-"""Rows read whole are looked up together, a few at a time (one id lookup per group, bounded strings)."""
 
 
 def _line_range(row: dict[str, Any], lines: list[str]) -> tuple[int, int] | None:
@@ -37,24 +38,28 @@ def _line_range(row: dict[str, Any], lines: list[str]) -> tuple[int, int] | None
     return (start - 1, end) if "\n".join(lines[start - 1 : end]).strip() == text else None
 
 
-class _Build:
-    """The state of one build: the vocabularies, the counts, and which chunk rows are done."""
+def grouped_in_path_order(rows: list[dict[str, Any]]) -> bool:
+    """Whether the rows' paths are strings in ascending order (so each file's rows are together)."""
+    paths = [row.get("path") for row in rows]
+    return all(isinstance(path, str) for path in paths) and all(a <= b for a, b in zip(paths, paths[1:]))  # type: ignore[operator]
 
-    def __init__(self, paths: list[str], rows: list[dict[str, Any]] | None, lexical: bool, batch_tokens: int):
+
+class _Build:
+    """The state of one build: the vocabularies and the counts."""
+
+    def __init__(self, texts: dict[str, str], rows: list[dict[str, Any]] | None, lexical: bool, batch_tokens: int):
+        self.texts = texts
+        self.paths = sorted(texts)
         self.words = TermIds()
         self.bench = TermIds()
-        self.files = PairCounts(len(paths), batch_tokens) if lexical else None
+        self.to_bench = WordTokens(self.words, self.bench)
+        self.files = PairCounts(len(self.paths), batch_tokens) if lexical else None
         self.rows = rows
-        self.chunks = PairCounts(len(rows), batch_tokens) if rows is not None else None
-        self.done = bytearray(len(rows)) if rows is not None else bytearray()
+        self.chunks = PairCounts(len(rows), batch_tokens, self.to_bench.expand_keys) if rows is not None else None
         self._parts: dict[str, np.ndarray] = {}
-        self.file_row: dict[str, int] = {}
-        self.symbol_rows: dict[str, list[int]] = {}
+        self.rows_of: dict[str, list[int]] = {}
         for number, row in enumerate(rows or ()):
-            if row.get("kind") == "file":
-                self.file_row.setdefault(row.get("path"), number)  # type: ignore[arg-type]
-            else:
-                self.symbol_rows.setdefault(row.get("path"), []).append(number)  # type: ignore[arg-type]
+            self.rows_of.setdefault(row["path"], []).append(number)
 
     def word_ids(self, text: str) -> np.ndarray:
         """The word-run ids of `text`, read a piece at a time so a long text's runs are never all held as strings."""
@@ -62,15 +67,20 @@ class _Build:
         return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
 
     def split_word_ids(self, texts: list[str]) -> list[np.ndarray]:
-        """`word_ids` of each of `texts` (pieces of one file, or short rows), with one id lookup for all."""
-        if sum(map(len, texts)) > PIECE_CHARS:
+        """`word_ids` of each of `texts` (pieces of one file, or one file's rows), with one id lookup for all."""
+        if len(texts) == 1 or sum(map(len, texts)) > PIECE_CHARS:
             return [self.word_ids(text) for text in texts]
         runs = [word_runs(text) for text in texts]
-        ids = self.words.of(list(chain.from_iterable(runs)))
-        return np.split(ids, np.cumsum([len(found) for found in runs[:-1]])) if len(texts) > 1 else [ids]
+        found: list[np.ndarray] = []
+        ids = self.words.of([run for text_runs in runs for run in text_runs])
+        start = 0
+        for text_runs in runs:
+            found.append(ids[start : start + len(text_runs)])
+            start += len(text_runs)
+        return found
 
     def head(self, row: dict[str, Any]) -> list[np.ndarray]:
-        """The word-run ids of the row's path, symbol and kind parts (each distinct part read once)."""
+        """The word-run ids of the row's path, symbol and kind parts (each distinct part of a file read once)."""
         found = []
         for part in chunk_parts(row, with_text=False):
             ids = self._parts.get(part)
@@ -79,19 +89,34 @@ class _Build:
             found.append(ids)
         return found
 
-    def add_file(self, doc: int, path: str, text: str) -> None:
-        """Read one file once; count it for the whole-file indexes and for its chunk rows."""
+    def run(self) -> None:
+        """Every path, in path order: its file text read once, then its chunk rows in row order."""
+        doc = 0
+        for path in sorted({*self.texts, *self.rows_of}):
+            text = self.texts.get(path)
+            ids, served = self.add_file(doc, path, text) if text is not None else (NO_IDS, {})
+            doc += text is not None
+            if self.chunks is not None and self.rows is not None and path in self.rows_of:
+                self.add_rows(self.rows_of[path], ids, served)
+                self._parts.clear()  # a file's rows share its path and kinds; symbols rarely repeat elsewhere
+
+    def add_file(self, doc: int, path: str, text: str) -> tuple[np.ndarray, dict[int, tuple[int, int]]]:
+        """Read one file once and count it for the whole-file indexes; its ids, and the slices of
+        them that serve its chunk rows (row number -> start, end)."""
         rows = self.rows
-        ranges: list[tuple[int, int, int]] = []
+        ranges: dict[int, tuple[int, int]] = {}
         lines: list[str] = []
-        if rows is not None and path in self.symbol_rows:
-            lines = text.split("\n")
-            for number in self.symbol_rows[path]:
+        if rows is not None and self.chunks is not None:
+            for number in self.rows_of.get(path, ()):
+                if rows[number].get("kind") == "file":
+                    continue
+                if not lines:
+                    lines = text.split("\n")
                 found = _line_range(rows[number], lines)
                 if found is not None:
-                    ranges.append((number, *found))
+                    ranges[number] = found
         if ranges:
-            cuts = sorted({0, len(lines), *(line for _, first, end in ranges for line in (first, end))})
+            cuts = sorted({0, len(lines), *(line for first, end in ranges.values() for line in (first, end))})
             starts = np.zeros(len(lines) + 1, dtype=np.int64)
             np.cumsum(np.fromiter(map(len, lines), dtype=np.int64, count=len(lines)) + 1, out=starts[1:])
             bounds = starts[cuts].tolist()
@@ -102,60 +127,83 @@ class _Build:
             ids = self.word_ids(text)
         if self.files is not None:
             self.files.add(doc, ids)
-        if self.chunks is None or rows is None:
-            return
-        number = self.file_row.get(path)
-        if number is not None and rows[number].get("text") == text:
-            self.chunks.add(number, *self.head(rows[number]), ids)
-            self.done[number] = 1
-        for number, first, end in ranges:
-            self.chunks.add(number, *self.head(rows[number]), ids[run_at[first] : run_at[end]])
-            self.done[number] = 1
+        served = {number: (run_at[first], run_at[end]) for number, (first, end) in ranges.items()}
+        if rows is not None:
+            file_row = next((number for number in self.rows_of.get(path, ()) if rows[number].get("kind") == "file"), None)
+            if file_row is not None and rows[file_row].get("text") == text:
+                served[file_row] = (0, len(ids))
+        return ids, served
 
-    def add_other_rows(self) -> None:
-        """The chunk rows no file's ids could serve, read whole."""
-        if self.chunks is None or self.rows is None:
-            return
-        left = [position for position, done in enumerate(self.done) if not done]
-        for start in range(0, len(left), OTHER_ROWS_AT_ONCE):
-            numbers = left[start : start + OTHER_ROWS_AT_ONCE]
-            texts = [str(text) if (text := self.rows[number].get("text")) else "" for number in numbers]
-            for number, ids in zip(numbers, self.split_word_ids(texts)):
-                self.chunks.add(number, *self.head(self.rows[number]), ids)
+    def add_rows(self, numbers: list[int], ids: np.ndarray, served: dict[int, tuple[int, int]]) -> None:
+        """Count one path's chunk rows in row order: slices of the file's ids where they serve, the
+        others read whole (together, one id lookup)."""
+        assert self.rows is not None and self.chunks is not None
+        rows = self.rows
+        whole = [number for number in numbers if number not in served]
+        texts = [str(text) if (text := rows[number].get("text")) else "" for number in whole]
+        read = dict(zip(whole, self.split_word_ids(texts))) if whole else {}
+        for number in numbers:
+            start_end = served.get(number)
+            self.chunks.add(number, *self.head(rows[number]), ids[start_end[0] : start_end[1]] if start_end is not None else read[number])
+
+
+class OneReadBuild:
+    """`build_indexes` in two steps, so the caller can free the rows between them: `read` reads
+    every text once and keeps only counts (and what the chunk index keeps of each row);
+    `finish` lays the postings out."""
+
+    def __init__(self, texts: dict[str, str], rows: list[dict[str, Any]] | None, lexical: bool, batch_tokens: int = BATCH_TOKENS):
+        ungrouped = rows is not None and not grouped_in_path_order(rows)
+        self._rows_apart = rows if ungrouped else None
+        self._build: _Build | None = _Build(texts, None if ungrouped else rows, lexical, batch_tokens)
+        self.batch_tokens = batch_tokens
+        self.labels: RowLabels | None = None
+        self._chunks_apart: ChunkIndex | None = None
+
+    def read(self) -> None:
+        build = self._build
+        assert build is not None
+        if self._rows_apart is not None:  # rows not grouped by file in path order: a row at a time
+            self._chunks_apart, self._rows_apart = ChunkIndex.build(self._rows_apart), None
+        build.run()
+        if build.rows is not None:
+            self.labels = RowLabels.of(build.rows)
+        build.rows = None  # the counts and labels are all that is needed of them now
+        build.rows_of = {}
+        if build.files is not None:
+            self.path_counts = PairCounts(len(build.paths), self.batch_tokens)
+            for doc, path in enumerate(build.paths):
+                self.path_counts.add(doc, build.word_ids(path))
+        # every text is numbered: split every word run into bench tokens, then only the terms are needed
+        build.words.forget_ids()
+        build.to_bench.complete()
+        build.bench.forget_ids()
+
+    def finish(self) -> tuple[LexicalIndex | None, ChunkIndex | None]:
+        build, self._build = self._build, None
+        assert build is not None
+        lexical_index = chunk_index = None
+        if build.chunks is not None and self.labels is not None:
+            token_counts = build.chunks.totals()
+            postings, distinct = postings_of_batches(build.chunks.batches(), len(self.labels.paths), build.bench)
+            chunk_index = ChunkIndex.from_counts(self.labels, token_counts, distinct, postings)
+        if build.files is not None:
+            paths = build.paths
+            batches = build.files.batches()
+            word_postings, _ = postings_of_batches(batches, len(paths), build.words)
+            doc_lengths = build.to_bench.totals(batches, len(paths))
+            batches = build.to_bench.expand(batches)
+            content, _ = postings_of_batches(batches, len(paths), build.bench)
+            del batches
+            path_tokens, _ = postings_of_batches(build.to_bench.expand(self.path_counts.batches()), len(paths), build.bench)
+            lexical_index = LexicalIndex(paths=paths, doc_lengths=doc_lengths, content=content, path_tokens=path_tokens, words=word_postings)
+        return lexical_index, chunk_index or self._chunks_apart
 
 
 def build_indexes(texts: dict[str, str], rows: list[dict[str, Any]] | None, lexical: bool,
                   batch_tokens: int = BATCH_TOKENS) -> tuple[LexicalIndex | None, ChunkIndex | None]:
     """The `LexicalIndex` of the text files (when `lexical`) and the `ChunkIndex` of `rows` (when
     given), each text read once for both. `batch_tokens` changes memory, never the result."""
-    paths = sorted(texts)
-    build = _Build(paths, rows, lexical, batch_tokens)
-    for doc, path in enumerate(paths):
-        build.add_file(doc, path, texts[path])
-    build.add_other_rows()
-    path_counts = PairCounts(len(paths), batch_tokens)
-    if lexical:
-        for doc, path in enumerate(paths):
-            path_counts.add(doc, build.word_ids(path))
-    build.words.forget_ids()  # every word run is numbered: only the terms are needed now
-    to_bench = WordTokens(build.words, build.bench)
-    lexical_index = chunk_index = None
-    if build.files is not None:
-        batches = build.files.batches()
-        word_postings, _ = postings_of_batches(batches, len(paths), build.words, batch_tokens)
-        doc_lengths = to_bench.totals(batches, len(paths))
-        batches = to_bench.expand(batches)
-        path_batches = to_bench.expand(path_counts.batches())
-        build.bench.forget_ids()
-        content, _ = postings_of_batches(batches, len(paths), build.bench, batch_tokens)
-        del batches
-        path_tokens, _ = postings_of_batches(path_batches, len(paths), build.bench, batch_tokens)
-        lexical_index = LexicalIndex(paths=paths, doc_lengths=doc_lengths, content=content, path_tokens=path_tokens, words=word_postings)
-    if build.chunks is not None and rows is not None:
-        batches = build.chunks.batches()
-        token_counts = to_bench.totals(batches, len(rows))
-        batches = to_bench.expand(batches)
-        build.bench.forget_ids()
-        postings, distinct = postings_of_batches(batches, len(rows), build.bench, batch_tokens)
-        chunk_index = ChunkIndex.from_counts(rows, token_counts, distinct, postings)
-    return lexical_index, chunk_index
+    build = OneReadBuild(texts, rows, lexical, batch_tokens)
+    build.read()
+    return build.finish()

@@ -13,7 +13,7 @@ from itertools import chain
 
 import numpy as np
 
-from pytest_retrieval_bench.index.pair_counts import Batch, split_keys
+from pytest_retrieval_bench.index.pair_counts import Batch
 from pytest_retrieval_bench.index.term_ids import TermIds
 from pytest_retrieval_bench.index.tokens import bench_tokens
 
@@ -37,39 +37,53 @@ class WordTokens:
         self.words = words
         self.bench = bench
         self._lengths = np.zeros(0, dtype=np.int64)
+        self._starts = np.zeros(0, dtype=np.int64)
         self._flat = np.zeros(0, dtype=np.int32)
+
+    def complete(self) -> None:
+        """Split every word run numbered so far (after which `bench` may stop numbering new terms)."""
+        self._table()
 
     def _table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(first position in `flat`, number of bench tokens, flat ids) for every word run met so far."""
         done = len(self._lengths)
-        lengths, flat = [self._lengths], [self._flat]
-        for start in range(done, len(self.words), TABLE_WORDS):
-            split = list(map(_bench_tokens_of_word, self.words.terms[start : start + TABLE_WORDS]))
-            lengths.append(np.fromiter(map(len, split), dtype=np.int64, count=len(split)))
-            flat.append(self.bench.of(list(chain.from_iterable(split))))
-        if len(lengths) > 1:
+        if len(self.words) > done:
+            lengths, flat = [self._lengths], [self._flat]
+            for start in range(done, len(self.words), TABLE_WORDS):
+                split = list(map(_bench_tokens_of_word, self.words.terms[start : start + TABLE_WORDS]))
+                lengths.append(np.fromiter(map(len, split), dtype=np.int64, count=len(split)))
+                flat.append(self.bench.of(list(chain.from_iterable(split))))
             self._lengths, self._flat = np.concatenate(lengths), np.concatenate(flat)
-        return np.cumsum(self._lengths) - self._lengths, self._lengths, self._flat
+            self._starts = np.cumsum(self._lengths) - self._lengths
+        return self._starts, self._lengths, self._flat
+
+    def expand_keys(self, keys: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """`document << 32 | word run` keys as `document << 32 | bench token` keys, one per bench
+        token of the run, in order (and their counts, repeated alike)."""
+        starts, lengths, flat = self._table()
+        words = keys & 0xFFFFFFFF
+        repeats = lengths[words]
+        ends = np.cumsum(repeats)
+        positions = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+        positions -= np.repeat(ends - repeats - starts[words], repeats)
+        expanded = np.repeat(keys - words, repeats)
+        expanded |= flat[positions]
+        return expanded, (np.repeat(counts, repeats) if counts is not None else None)
 
     def totals(self, batches: list[Batch], size: int) -> np.ndarray:
         """Each document's number of bench tokens, from its (word run, count) pairs."""
         _, lengths, _ = self._table()
         found = np.zeros(size, dtype=np.int64)
-        for docs, words, counts in batches:
-            found += np.bincount(docs, weights=lengths[words] * counts, minlength=size).astype(np.int64)
+        for batch in batches:
+            found += np.bincount(batch.pair_docs(), weights=lengths[batch.pair_terms()] * batch.counts, minlength=size).astype(np.int64)
         return found
 
     def expand(self, batches: list[Batch]) -> list[Batch]:
         """Batches of (document, word run, count) as batches of (document, bench token, count),
         a document's counts of a bench token that several of its word runs hold added up."""
-        starts, lengths, flat = self._table()
         expanded: list[Batch] = []
-        for docs, words, counts in batches:
-            repeats = lengths[words]
-            ends = np.cumsum(repeats)
-            positions = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
-            positions -= np.repeat(ends - repeats - starts[words], repeats)
-            keys = (np.repeat(docs.astype(np.int64), repeats) << 32) | flat[positions]
+        for batch in batches:
+            keys, repeated = self.expand_keys(batch.keys(), batch.counts)
             keys, inverse = np.unique(keys, return_inverse=True)
-            expanded.append(split_keys(keys, np.bincount(inverse, weights=np.repeat(counts, repeats), minlength=len(keys))))
+            expanded.append(Batch.of_keys(keys, np.bincount(inverse, weights=repeated, minlength=len(keys)).astype(np.int64)))
         return expanded
