@@ -34,20 +34,16 @@ def lexical_chunk_scores(index: ChunkIndex, query_text: str) -> np.ndarray:
             weight = (1.0 + math.log(count)) * math.log((total + 1) / (1 + len(docs)) + 1.0)
             scores[docs] += weight
     lowered_query = query_text.lower()
-    path_in_query: dict[str, bool] = {}  # a file's chunks share its path: test it once
-    for position, path in enumerate(index.paths):
-        if path not in path_in_query:
-            lowered = path.lower()
-            path_in_query[path] = bool(lowered) and lowered in lowered_query
-        if path_in_query[path]:
-            scores[position] += 25.0
-        basename = index.basenames[position]
-        if basename and basename in lowered_query:
-            scores[position] += 8.0
-        symbol = index.symbols[position]
-        if symbol and symbol.lower() in lowered_query:
-            scores[position] += 5.0
+    values = index.label_values  # each test once per distinct value; adding 0.0 elsewhere keeps the bench's sums bit for bit
+    scores += np.where(_found(values.lowered_paths, lowered_query), 25.0, 0.0)[values.path_ids]
+    scores += np.where(_found(values.basenames, lowered_query), 8.0, 0.0)[values.path_ids]
+    scores += np.where(_found(values.lowered_symbols, lowered_query), 5.0, 0.0)[values.symbol_ids]
     return scores / np.maximum(1.0, np.sqrt(index.distinct_counts.astype(np.float64)))
+
+
+def _found(values: list[str], text: str) -> np.ndarray:
+    """For each value: non-empty and a substring of `text`."""
+    return np.fromiter((bool(value) and value in text for value in values), dtype=bool, count=len(values))
 
 
 def bm25_chunk_scores(index: ChunkIndex, query_text: str, k1: float = ARB_BM25_K1, b: float = ARB_BM25_B) -> np.ndarray:

@@ -383,11 +383,34 @@ class ChunkIndex:
         )
 
     @property
-    def basenames(self) -> list[str]:
-        cached = self.__dict__.get("_basenames")
+    def label_values(self) -> "LabelValues":
+        """The rows' paths and symbols as distinct values and each row's value id (built on first use)."""
+        cached = self.__dict__.get("_label_values")
         if cached is None:
-            cached = self.__dict__["_basenames"] = [PurePosixPath(path).name.lower() for path in self.paths]
+            cached = self.__dict__["_label_values"] = LabelValues.of(self.paths, self.symbols)
         return cached
+
+
+@dataclass
+class LabelValues:
+    """A release has a file's path on each of its rows and symbols that repeat: a query's substring
+    tests are made once per distinct value, and reach the rows through their value ids."""
+
+    path_ids: np.ndarray
+    lowered_paths: list[str]  # per distinct path
+    basenames: list[str]  # per distinct path: the lowered last component
+    symbol_ids: np.ndarray
+    lowered_symbols: list[str]  # per distinct symbol
+
+    @classmethod
+    def of(cls, paths: list[str], symbols: list[str]) -> "LabelValues":
+        path_ids: dict[str, int] = {}
+        symbol_ids: dict[str, int] = {}
+        path_of_row = np.fromiter((path_ids.setdefault(path, len(path_ids)) for path in paths), dtype=np.int32, count=len(paths))
+        symbol_of_row = np.fromiter((symbol_ids.setdefault(symbol, len(symbol_ids)) for symbol in symbols), dtype=np.int32, count=len(symbols))
+        return cls(path_ids=path_of_row, lowered_paths=[path.lower() for path in path_ids],
+                   basenames=[PurePosixPath(path).name.lower() for path in path_ids],
+                   symbol_ids=symbol_of_row, lowered_symbols=[symbol.lower() for symbol in symbol_ids])
 
 
 FILE_KIND = "file"
