@@ -30,6 +30,9 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("limit", "int", "k: ranking length scored (1..50, default 20)."),
     ("arm-timeout", "str", "Seconds a Python or fixture arm may take on one item before the item is an error (default 300; 0: no limit)."),
     ("report", "path", "Write the canonical JSON report here (and REPORT.registration.json before any arm runs)."),
+    ("registration", "path", "Write the registration here instead of REPORT.registration.json: a new file, created exclusively before any arm runs."),
+    ("snapshot-latency", "flag", "Matched snapshot latency: per item a cold call (snapshot store moved aside) and a hit call that must agree, "
+                                 "for arms that declare an index step and a snapshot store (corvint-context)."),
     ("replace-registration", "flag", "Replace an existing registration sidecar that differs from this run's."),
     ("task-type", "str", "Only samples of this task type."),
     ("max-samples", "int", "Only the first N samples by id (after --bench-task-type)."),
@@ -81,6 +84,8 @@ class Settings:
     arms: tuple[str, ...] = ()
     limit: int = 20
     report: Path | None = None
+    registration: Path | None = None
+    snapshot_latency: bool = False
     replace_registration: bool = False
     task_type: str | None = None
     max_samples: int | None = None
@@ -120,7 +125,8 @@ def refuse_destructive_outputs(settings: Settings) -> None:
     from pytest_retrieval_bench.report.registration import sidecar_path
 
     report = settings.report
-    outputs = [("--bench-report", report), ("the registration sidecar of --bench-report", sidecar_path(report) if report and not settings.summarize else None),
+    sidecar = sidecar_path(report) if report and not settings.summarize and settings.registration is None else None
+    outputs = [("--bench-report", report), ("the registration sidecar of --bench-report", sidecar), ("--bench-registration", settings.registration),
                ("--bench-markdown", settings.markdown), ("--bench-html", settings.html), ("--bench-capture", settings.capture),
                ("--bench-baseline (with --bench-update-baseline)", settings.baseline if settings.update_baseline else None)]
     inputs = [*(("--bench-samples", path) for path in settings.samples), *(("--bench-summarize", path) for path in settings.summarize)]
@@ -282,9 +288,10 @@ def read_settings(config: pytest.Config) -> Settings:
         raise pytest.UsageError("--bench-gate, --bench-fail-regressed and --bench-update-baseline need --bench-baseline REPORT")
     if values["capture"] is not None and values["summarize"]:
         raise pytest.UsageError("--bench-capture cannot be combined with --bench-summarize: a merge runs no arm, so there is nothing to capture")
-    if values["capture"] is not None and values["report"] is None:
-        raise pytest.UsageError("--bench-capture needs --bench-report: a capture is bound to the run's registration, "
-                                "which is written beside the report (REPORT.registration.json)")
+    if values["capture"] is not None and values["report"] is None and values["registration"] is None:
+        raise pytest.UsageError("--bench-capture needs --bench-report or --bench-registration: a capture is bound to the run's registration, "
+                                "which is written beside the report (REPORT.registration.json) or where --bench-registration says")
+    _check_registration_options(values)
     fold_map, fold_digest = _fold_map(values["fold-map"]) if values["fold-map"] else ({}, None)
     shard = None
     if values["shard"]:
@@ -300,6 +307,8 @@ def read_settings(config: pytest.Config) -> Settings:
         arms=values["arms"],
         limit=limit,
         report=values["report"],
+        registration=values["registration"],
+        snapshot_latency=values["snapshot-latency"],
         replace_registration=values["replace-registration"],
         task_type=values["task-type"],
         max_samples=values["max-samples"],
@@ -324,6 +333,22 @@ def read_settings(config: pytest.Config) -> Settings:
         fuse=tuple(entry for entry, _ in values["fuse"]),
         arm_timeout=_arm_timeout(values["arm-timeout"]),
     )
+
+
+def _check_registration_options(values: dict[str, Any]) -> None:
+    """Seed 000's registration rules that need no arm: a latency run is always registered (a run
+    without --bench-report writes no report file, only the terminal, so it needs --bench-registration),
+    and an exclusive registration is never replaced (a rerun names a new path)."""
+    latency, registration = values["snapshot-latency"], values["registration"]
+    for option, given in (("--bench-snapshot-latency", latency), ("--bench-registration", registration is not None)):
+        if given and values["summarize"]:
+            raise pytest.UsageError(f"{option} cannot be combined with --bench-summarize: a merge runs no arm")
+    if latency and values["report"] is None and registration is None:
+        raise pytest.UsageError("--bench-snapshot-latency without --bench-report (a run that writes only to the terminal) "
+                                "needs --bench-registration PATH: a latency run is registered before its first call")
+    if values["replace-registration"] and (latency or registration is not None):
+        raise pytest.UsageError("--bench-replace-registration cannot be combined with --bench-registration or --bench-snapshot-latency: "
+                                "their registration is created once and never replaced; give a new path for a rerun")
 
 
 def _arm_timeout(raw: str | None) -> float | None:

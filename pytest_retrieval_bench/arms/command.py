@@ -31,12 +31,15 @@ from pytest_retrieval_bench.arms.base import MAX_RANKING_ENTRIES, Answer, Reques
 from pytest_retrieval_bench.arms.jsonpath import PathMissError, PathSyntaxError, extract, extract_scalar, parse
 from pytest_retrieval_bench.arms.processes import MARKER, kill_group, kill_marked, new_call_marker
 from pytest_retrieval_bench.arms.capture import MALFORMED, MAX_STDERR_BYTES, MAX_STDOUT_BYTES, NOT_RUN, PARSED, CaptureWriter
+from pytest_retrieval_bench.arms.snapshot_latency import Observation, SnapshotLatencySpec
 from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.errors import ArmError, BenchError, InputError
 
 PLACEHOLDERS = ("query", "query_file", "k", "changed_file", "root")
 _PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")  # {{name}}: a literal {name}
 _ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+INDEX_PLACEHOLDERS = ("root",)
 STDERR_LINES = 5
 _DRAIN_GRACE = 2.0  # seconds to finish reading the pipes of a program that has exited
 NO_CHANGED_FILE = "no changed_file in query"
@@ -157,7 +160,8 @@ class Outcome:
         return self.invocation.stdout_total
 
 
-def _problem(invocation: Invocation) -> str | None:
+def problem_of(invocation: Invocation) -> str | None:
+    """Why a run is a failure (no start, timeout, stdout over its limit, non-zero exit), or None."""
     if invocation.start_error:
         return invocation.start_error
     if invocation.timed_out:
@@ -170,11 +174,14 @@ def _problem(invocation: Invocation) -> str | None:
     return None
 
 
+_problem = problem_of  # the name the command-arm tests import
+
+
 def invoke(arm: str, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, request: Request,
-           task: str, capture: CaptureWriter | None) -> Outcome:
+           task: str, capture: CaptureWriter | None, phase: str = "ordinary") -> Outcome:
     """Run once, parse stdout as JSON when the run succeeded, hand the bytes to the capture."""
     invocation = run_program(argv, cwd, env, timeout)
-    outcome = Outcome(invocation, problem=_problem(invocation))
+    outcome = Outcome(invocation, problem=problem_of(invocation))
     parse_status = NOT_RUN
     if outcome.problem is None:
         try:
@@ -187,7 +194,7 @@ def invoke(arm: str, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], 
         capture.record(sample_id=request.sample_id, repo=request.repo, base_commit=request.base_commit, arm=arm, task=task,
                        stdout=None if invocation.start_error else invocation.stdout, stdout_total=invocation.stdout_total,
                        stderr=None if invocation.start_error else invocation.stderr, stderr_total=invocation.stderr_total,
-                       parse_status=parse_status, exit_status=invocation.returncode, timed_out=invocation.timed_out)
+                       parse_status=parse_status, exit_status=invocation.returncode, timed_out=invocation.timed_out, phase=phase)
     return outcome
 
 
@@ -222,18 +229,22 @@ class ExecutableIdentity:
 
     def __call__(self) -> str:
         if self._value is None:
-            found = shutil.which(self.program)
-            digest = hashlib.sha256()
-            try:
-                if found is None:
-                    raise FileNotFoundError(self.program)
-                with open(found, "rb") as handle:
-                    for block in iter(lambda: handle.read(1 << 20), b""):
-                        digest.update(block)
-                self._value = f"{self.prefix}:sha256:{digest.hexdigest()}"
-            except OSError:
-                self._value = "NOT_RUN"  # the run will record why each call failed
+            self._value = self.recompute()
         return self._value
+
+    def recompute(self) -> str:
+        """The identity read afresh (the check before a matched latency report is published)."""
+        found = shutil.which(self.program)
+        digest = hashlib.sha256()
+        try:
+            if found is None:
+                raise FileNotFoundError(self.program)
+            with open(found, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+            return f"{self.prefix}:sha256:{digest.hexdigest()}"
+        except OSError:
+            return "NOT_RUN"  # the run will record why each call failed
 
 
 # -- the declaration ------------------------------------------------------------------------------
@@ -246,7 +257,9 @@ def _placeholders(template: str) -> set[str]:
     return {match[2] for match in _PLACEHOLDER.finditer(template) if match[2]}
 
 
-_FIELDS = ("argv", "cwd", "timeout", "env", "ranking", "state", "abstain_states", "max_query_chars", "cache_probe", "requires_changed_file")
+_FIELDS = ("argv", "cwd", "timeout", "env", "ranking", "state", "abstain_states", "max_query_chars", "cache_probe", "requires_changed_file",
+           "index", "snapshot_store", "snapshot_trace", "top_score")
+_LATENCY_FIELDS = ("index", "snapshot_store", "snapshot_trace")
 
 
 @dataclass(frozen=True)
@@ -264,6 +277,8 @@ class CommandArmSpec:
     max_query_chars: int | None = None
     cache_probe: str | None = None
     requires_changed_file: bool = False
+    snapshot_latency: SnapshotLatencySpec | None = None
+    top_score: str | None = None
 
     @property
     def placeholders(self) -> set[str]:
@@ -334,9 +349,45 @@ class CommandArmSpec:
         requires = table.get("requires_changed_file", False)
         if not isinstance(requires, bool):
             raise bad("requires_changed_file", "expected true or false")
+        top_score = table.get("top_score")
+        if top_score is not None:
+            if not isinstance(top_score, str):
+                raise bad("top_score", "expected a path string, e.g. 'results[0].score'")
+            try:
+                parse(top_score)
+            except PathSyntaxError as error:
+                raise bad("top_score", str(error)) from None
         return cls(name=name, argv=(program, *argv[1:]), ranking=ranking, cwd=cwd, timeout=float(timeout), env=dict(env),
                    state=state, abstain_states=tuple(abstain), max_query_chars=max_chars, cache_probe=probe,
-                   requires_changed_file=requires)
+                   requires_changed_file=requires, snapshot_latency=_latency_spec(table, bad, base_dir), top_score=top_score)
+
+
+def _latency_spec(table: Mapping[str, Any], bad: Any, base_dir: Path | None) -> SnapshotLatencySpec | None:
+    """`index`, `snapshot_store` and `snapshot_trace`: all three or none (matched snapshot latency)."""
+    given = [name for name in _LATENCY_FIELDS if name in table]
+    if not given:
+        return None
+    if len(given) < len(_LATENCY_FIELDS):
+        missing = [name for name in _LATENCY_FIELDS if name not in table]
+        raise bad(missing[0], f"{', '.join(given)} needs {', '.join(missing)} too: an arm measured cold and hit declares its index step, "
+                  "its snapshot store and its trace variable")
+    index = table["index"]
+    if not isinstance(index, list) or not index or not all(isinstance(part, str) and part for part in index):
+        raise bad("index", "expected a non-empty list of strings (the argv of the index step)")
+    for part in index:
+        unknown = sorted(_placeholders(part) - set(INDEX_PLACEHOLDERS))
+        if unknown or _placeholders(index[0]):
+            raise bad("index", f"the index step may hold only the {{root}} placeholder, and not in argv[0] (got {part!r})")
+    program = index[0]
+    if "/" in program and not os.path.isabs(program) and base_dir is not None:
+        program = str((base_dir / program).absolute())
+    store = table["snapshot_store"]
+    if not isinstance(store, str) or check_relative_path(store) or store in (".", ".git"):
+        raise bad("snapshot_store", f"expected a relative path inside the copy (not the copy or .git itself), got {store!r}")
+    trace = table["snapshot_trace"]
+    if not isinstance(trace, str) or not _ENV_NAME.match(trace):
+        raise bad("snapshot_trace", f"expected an environment variable name, got {trace!r}")
+    return SnapshotLatencySpec(index=(program, *index[1:]), store=store, trace=trace)
 
 
 # -- the arm --------------------------------------------------------------------------------------
@@ -374,16 +425,27 @@ class CommandArm:
         self.max_query_chars = spec.max_query_chars
         self.capture: CaptureWriter | None = None
         self.identity = ExecutableIdentity(f"command:{os.path.basename(spec.argv[0])}", spec.argv[0])
+        self.snapshot_latency = spec.snapshot_latency
+        self.timeout = spec.timeout
 
     def descriptor(self) -> dict[str, Any]:
         return self.spec.descriptor()
 
     def retrieve(self, request: Request) -> Answer:
+        self._check_request(request)
+        root = request.snapshot.directory(fresh=True)  # each item starts from the committed tree
+        return self.call_in(request, root, "ordinary", {}).answer
+
+    def _check_request(self, request: Request) -> None:
         spec = self.spec
         if (spec.requires_changed_file or "changed_file" in spec.placeholders) and not request.changed_file:
             raise ArmError(NO_CHANGED_FILE)
+
+    def call_in(self, request: Request, root: Path, phase: str, extra_env: Mapping[str, str]) -> Observation:
+        """One call in `root` as it is (the caller reset it or prepared it), `extra_env` added."""
+        self._check_request(request)
+        spec = self.spec
         text = request.query_text[: spec.max_query_chars] if spec.max_query_chars else request.query_text
-        root = request.snapshot.directory(fresh=True)  # each item starts from the committed tree
         cwd = root if spec.cwd == "root" else root / spec.cwd
         if not cwd.is_dir() or not cwd.resolve().is_relative_to(root.resolve()):
             raise ArmError(f"working directory {spec.cwd!r} is not a directory inside the snapshot copy")
@@ -391,11 +453,12 @@ class CommandArm:
         with _query_file(text if "query_file" in spec.placeholders else None) as query_file:
             values = {"query": text, "query_file": query_file, "k": str(request.k), "changed_file": request.changed_file or "", "root": str(root)}
             argv = [substitute(part, values) for part in spec.argv]
-            env = {**os.environ, **{key: substitute(value, values) for key, value in spec.env.items()}}
+            env = {**os.environ, **{key: substitute(value, values) for key, value in spec.env.items()}, **extra_env}
             if any("\x00" in part for part in [*argv, *env.values()]):
                 raise ArmError("the query holds a NUL byte, which a command line or environment variable cannot carry; "
                                "pass it with {query_file} instead")
-            outcome = invoke(self.name, argv, cwd=cwd, env=env, timeout=spec.timeout, request=request, task=text, capture=self.capture)
+            outcome = invoke(self.name, argv, cwd=cwd, env=env, timeout=spec.timeout, request=request, task=text, capture=self.capture,
+                             phase=phase)
         document = outcome.packet()
         try:
             ranking = [_relative(entry, root) if isinstance(entry, str) else entry for entry in extract(document, spec.ranking)]
@@ -407,7 +470,14 @@ class CommandArm:
             raise outcome.fail(f"state path {spec.state!r} does not resolve: {error}") from None
         ranking = distinct_strings(ranking, "ranking")
         abstained = not ranking or (state is not None and state in spec.abstain_states)
-        return Answer(ranking=[] if abstained else ranking, state=state, packet_bytes=outcome.packet_bytes, cache_state=cache, abstained=abstained)
+        top_score = None
+        if spec.top_score and not abstained:
+            try:
+                top_score = extract_scalar(document, spec.top_score)
+            except PathMissError as error:
+                raise outcome.fail(f"top_score path {spec.top_score!r} does not resolve: {error}") from None
+        answer = Answer(ranking=[] if abstained else ranking, state=state, packet_bytes=outcome.packet_bytes, cache_state=cache, abstained=abstained)
+        return Observation(answer, top_score, outcome.invocation.stderr or b"")
 
 
 # -- integration ----------------------------------------------------------------------------------

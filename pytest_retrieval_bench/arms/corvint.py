@@ -18,10 +18,13 @@ from typing import Any
 from pytest_retrieval_bench.arms.base import Answer, Arm, Request
 from pytest_retrieval_bench.arms.command import NO_CHANGED_FILE, ExecutableIdentity, Outcome, substitute, cache_state, distinct_strings, invoke
 from pytest_retrieval_bench.arms.capture import CaptureWriter
+from pytest_retrieval_bench.arms.snapshot_latency import Observation, SnapshotLatencySpec
 from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.errors import ArmError
 
 INDEX_PROBE = ".git/corvint/index"
+#: seed 000's opt-in stderr observation of the snapshot loader (matched snapshot latency)
+SNAPSHOT_TRACE = "CORVINT_BENCH_SNAPSHOT_TRACE"
 QUERY_MAX_CHARS = 2_000
 CONTEXT_MAX_CHARS = 32_000
 IMPACT_MAX_LIMIT = 50
@@ -37,6 +40,7 @@ class CorvintArm:
     name = ""
     template: tuple[str, ...] = ()
     max_query_chars: int | None = None
+    snapshot_latency: SnapshotLatencySpec | None = None
 
     def __init__(self, binary: str | None = None, timeout: float = 120.0):
         self.binary = binary or os.environ.get("CORVINT") or "corvint"
@@ -59,13 +63,15 @@ class CorvintArm:
                 _VERSIONS[self.binary] = f"UNKNOWN: {error}"
         return _VERSIONS[self.binary]
 
-    def _call(self, request: Request, task: str, fresh: bool = True, **values: str) -> tuple[Outcome, str]:
-        """One call in the copy, reset to its commit first unless the caller prepared it (`fresh`)."""
-        root = request.snapshot.directory(fresh=fresh)
+    def _call(self, request: Request, task: str, fresh: bool = True, root: Path | None = None, phase: str = "ordinary",
+              extra_env: dict[str, str] | None = None, **values: str) -> tuple[Outcome, str]:
+        """One call in the copy, reset to its commit first unless the caller prepared it (`fresh`, `root`)."""
+        root = root if root is not None else request.snapshot.directory(fresh=fresh)
         label = cache_state(root, INDEX_PROBE)
         values = {"root": str(root), "k": str(request.k), **values}
         argv = [self.binary, *(substitute(part, values) for part in self.template)]
-        outcome = invoke(self.name, argv, cwd=root, env=os.environ, timeout=self.timeout, request=request, task=task, capture=self.capture)
+        env = {**os.environ, **extra_env} if extra_env else os.environ
+        outcome = invoke(self.name, argv, cwd=root, env=env, timeout=self.timeout, request=request, task=task, capture=self.capture, phase=phase)
         return outcome, label
 
     def retrieve(self, request: Request) -> Answer:
@@ -132,11 +138,23 @@ class ContextArm(CorvintArm):
     name = "corvint-context"
     template = ("context", "--task", "{query}", "--limit", "{k}")
 
+    def __init__(self, binary: str | None = None, timeout: float = 120.0):
+        super().__init__(binary, timeout)
+        # seed 000's matched snapshot latency: `corvint index` once per copy, the store it builds, the loader's trace
+        self.snapshot_latency = SnapshotLatencySpec(index=(self.binary, "index"), store=INDEX_PROBE, trace=SNAPSHOT_TRACE)
+
     def retrieve(self, request: Request) -> Answer:
+        return self._observe(request).answer
+
+    def call_in(self, request: Request, root: Path, phase: str, env: dict[str, str]) -> Observation:
+        """One call in a copy the caller prepared (matched snapshot latency: the cold and the hit call)."""
+        return self._observe(request, root, phase, env)
+
+    def _observe(self, request: Request, root: Path | None = None, phase: str = "ordinary", env: dict[str, str] | None = None) -> Observation:
         text = request.query_text
         if len(text) > CONTEXT_MAX_CHARS:
             raise ArmError(f"query text is {len(text)} characters; corvint context accepts at most {CONTEXT_MAX_CHARS}")
-        outcome, label = self._call(request, text, query=text)
+        outcome, label = self._call(request, text, root=root, phase=phase, extra_env=env, query=text)
         packet = _packet(outcome)
         state = _state(outcome, packet)
         ranking = _field_of_each(outcome, _list(outcome, packet, "results"), "id", "results")
@@ -146,7 +164,8 @@ class ContextArm(CorvintArm):
         unsupported = verdict == UNSUPPORTED_CONJUNCTION
         if unsupported:
             state = f"{state}+{verdict}" if state else verdict
-        return _answer(ranking, state, state == "NO_CANDIDATES" or not ranking or unsupported, outcome, label)
+        answer = _answer(ranking, state, state == "NO_CANDIDATES" or not ranking or unsupported, outcome, label)
+        return Observation(answer, _top_score(packet), outcome.invocation.stderr or b"")
 
 
 class ImpactArm(CorvintArm):
@@ -206,6 +225,13 @@ class AffectedArm(CorvintArm):
         # changed file and the given files removed and truncated to k")
         ranking = [path for path in distinct_strings(tests, "plan.selected[].tests") if path != changed]
         return _answer(ranking, _state(outcome, plan, "scope"), not ranking, outcome, label)
+
+
+def _top_score(packet: dict[str, Any]) -> Any:
+    """The first result's `score` (None when the packet has no result or the result no score)."""
+    results = packet.get("results")
+    first = results[0] if isinstance(results, list) and results else None
+    return first.get("score") if isinstance(first, dict) else None
 
 
 def _restore(target: Path, previous: bytes) -> None:

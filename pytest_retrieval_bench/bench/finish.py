@@ -61,7 +61,8 @@ def load_baseline(path: Path | None, update_baseline: bool, registration: dict[s
 
 
 def publish(report: dict[str, Any], outputs: Outputs, baseline: dict[str, Any] | None, rules: Sequence[GateRule],
-            *, regressions_fail_items: bool = True, capture_failure: str | None = None) -> Publication:
+            *, regressions_fail_items: bool = True, capture_failure: str | None = None,
+            registration_failure: str | None = None) -> Publication:
     """Gate the report against the baseline, then write it, its Markdown and HTML, and the baseline.
 
     `regressions_fail_items`: in a run each regressed item already failed; a merge has no items,
@@ -79,6 +80,10 @@ def publish(report: dict[str, Any], outputs: Outputs, baseline: dict[str, Any] |
             result.failures.append(f"{regressed} sample x arm item(s) regressed against {outputs.baseline}")
     if capture_failure is not None:
         result.failures.append(f"capture failed ({capture_failure}); the report was not published, the capture file is kept")
+        return result
+    if registration_failure is not None:
+        result.failures.append(f"the run no longer matches its registration ({registration_failure}); the report was not published, "
+                               "the registration is kept")
         return result
     result.report_bytes = canonical_json(report)  # the report as written, encoded once
     _write(result, outputs.report, result.report_bytes, "the report")

@@ -46,7 +46,7 @@ def output_problems(outputs: Sequence[Place], input_files: Iterable[Place], inpu
     for number, (label, path) in enumerate(outputs):
         if path.is_dir():
             problems.append(f"{label} {path} is a directory")
-        if path.name.endswith(SIDECAR_SUFFIX) and not label.startswith("the registration sidecar"):
+        if path.name.endswith(SIDECAR_SUFFIX) and not label.startswith("the registration sidecar") and label != "--bench-registration":
             problems.append(f"{label} {path} names a registration sidecar (*{SIDECAR_SUFFIX}), which records how a report was made")
         for other_label, other in outputs[number + 1 :]:
             if same_file(path, other):

@@ -12,6 +12,7 @@ from typing import Any, Callable
 from pytest_retrieval_bench.samples import metrics as format_metrics
 from pytest_retrieval_bench.arms.base import Answer, Arm, Request
 from pytest_retrieval_bench.arms.fusion import ComponentFailed, FusionArm, fuse_records
+from pytest_retrieval_bench.arms.snapshot_latency import Matched
 from pytest_retrieval_bench.bench.deadline import ArmTimedOut, time_limit
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
@@ -52,10 +53,12 @@ def make_request(sample: Sample, snapshot: Snapshot, limit: int, max_query_chars
 
 
 def run_item(sample: Sample, arm_name: str, request: Request, snapshot: Snapshot, limit: int, call: Callable[[], Any],
-             arm_timeout: float | None = None, timeout_source: str = "--bench-arm-timeout") -> dict[str, Any]:
+             arm_timeout: float | None = None, timeout_source: str = "--bench-arm-timeout", matched: bool = False) -> dict[str, Any]:
     """Everything SPEC 4 records for one sample x arm; `error` is set instead of raising.
 
-    Only `call()` (the arm) is timed: the snapshot and its indexes were set up before.
+    Only `call()` (the arm) is timed: the snapshot and its indexes were set up before. With
+    `matched` (matched snapshot latency) the call returns a `Matched`: `wall_ms` is its hit span
+    and `cold_wall_ms` its cold span (None when the measurement failed).
     """
     record: dict[str, Any] = {
         "sample_id": sample.id,
@@ -66,10 +69,13 @@ def run_item(sample: Sample, arm_name: str, request: Request, snapshot: Snapshot
     }
     answer: Answer | None = None
     error: str | None = None
+    spans: Matched | None = None
     started = time.perf_counter()
     try:
         with time_limit(arm_timeout, f"arm {arm_name}", timeout_source):
             result = call()
+        if matched:
+            spans, result = result, result.answer
         answer = _validate(result, snapshot.path_set())
     except ArmTimedOut as exc:
         error = str(exc)
@@ -78,6 +84,10 @@ def run_item(sample: Sample, arm_name: str, request: Request, snapshot: Snapshot
     except Exception as exc:  # an arm's failure is recorded, never an abstention
         error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ArmError) else str(exc)
     record["wall_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
+    if matched:
+        record["cold_wall_ms"] = round(spans.cold_ms, 3) if spans is not None and error is None else None
+        if spans is not None:
+            record["wall_ms"] = round(spans.hit_ms, 3)
     return {**record, **score(sample, answer, error, limit, snapshot.read_text, snapshot.token_counts())}
 
 

@@ -29,7 +29,10 @@ from pytest_retrieval_bench.fixture_arms import REQUEST_FIXTURE, FixtureArm, fin
 from pytest_retrieval_bench.report.gate import GateRule, parse_rule, sample_change
 from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.options import Settings
-from pytest_retrieval_bench.report.registration import arm_identity, build_registration, check_and_write_registration
+from pytest_retrieval_bench.arms.snapshot_latency import MatchedLatency
+from pytest_retrieval_bench.bench.outputs import check_outputs
+from pytest_retrieval_bench.report.registration import (arm_identity, build_registration, check_and_write_registration, create_registration,
+                                                         latency_registration, registration_drift, sidecar_path)
 from pytest_retrieval_bench.report.build import build_report
 from pytest_retrieval_bench.bench.deadline import arm_time_limit
 from pytest_retrieval_bench.bench.finish import Outputs, load_baseline, publish, summarize
@@ -111,11 +114,43 @@ class BenchSession:
         self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache())
         self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION,
                                                config.rootpath, content_digests=role != "worker")
+        self.matched: dict[str, MatchedLatency] = self._matched_arms()
+        if self.matched:
+            selected = [sample.id for loaded in self.loaded for sample in loaded.samples]
+            self.registration["snapshot_latency"] = latency_registration([m.arm for m in self.matched.values()], selected)
+        self.registration_written: bytes | None = None
         self.shard_keys = self._shard_keys()
         self.failures: list[str] = []
         self.rules = self._gate_rules()
         self.baseline = self._baseline()
         self._baseline_records = {(entry["id"], arm): record for entry in (self.baseline or {}).get("details", []) for arm, record in entry.get("arms", {}).items()}
+
+    def _matched_arms(self) -> dict[str, MatchedLatency]:
+        """With --bench-snapshot-latency: the selected arms (fusion components too) measured cold and hit."""
+        if not self.settings.snapshot_latency:
+            return {}
+        if self.role != "local":
+            raise pytest.UsageError("--bench-snapshot-latency measures one call at a time: run it without xdist workers (-p no:xdist or -n 0)")
+        names = list(self.arm_names) + [part for name in self.arm_names for part in getattr(self.arms[name], "component_names", ())]
+        matched = {name: MatchedLatency(self.arms[name]) for name in dict.fromkeys(names)
+                   if getattr(self.arms[name], "snapshot_latency", None) is not None and hasattr(self.arms[name], "call_in")}
+        if not matched:
+            raise pytest.UsageError(f"--bench-snapshot-latency needs a selected arm that declares an index step and a snapshot store "
+                                    f"(corvint-context, or a command arm with index, snapshot_store and snapshot_trace); "
+                                    f"selected: {', '.join(self.arm_names)}")
+        return matched
+
+    @property
+    def registration_path(self) -> Path | None:
+        """--bench-registration, else the sidecar beside --bench-report, else none."""
+        if self.settings.registration is not None:
+            return self.settings.registration
+        return sidecar_path(self.settings.report) if self.settings.report is not None else None
+
+    @property
+    def exclusive_registration(self) -> bool:
+        """Seed 000's latency registration: created once, never reused or replaced."""
+        return self.settings.registration is not None or self.settings.snapshot_latency
 
     def _gate_rules(self) -> list[GateRule]:
         try:
@@ -296,13 +331,13 @@ class BenchSession:
         return make_request(sample, snapshot, self.settings.limit, getattr(self.arms[arm_name], "max_query_chars", None))
 
     def prepare_arm(self, arm: Any, snapshot: Snapshot) -> None:
-        """`prepare` once per snapshot; a fusion prepares its object components."""
+        """`prepare` once per snapshot; a fusion prepares its object components; a matched arm indexes the copy."""
         if isinstance(arm, FusionArm):
             for name in arm.component_names:
                 if not isinstance(self.arms[name], FixtureArm):
-                    self.store.prepare(self.arms[name], snapshot)
+                    self.store.prepare(self.matched.get(name, self.arms[name]), snapshot)
             return
-        self.store.prepare(arm, snapshot)
+        self.store.prepare(self.matched.get(arm.name, arm), snapshot)
 
     def run(self, sample: Sample, arm_name: str, request: Request, snapshot: Snapshot, call: Any) -> dict[str, Any]:
         """One item's record; a fusion component that already ran for this sample is not run again."""
@@ -310,7 +345,10 @@ class BenchSession:
         if key in self.component_records:
             return self.component_records[key]
         seconds, source = arm_time_limit(self.arms[arm_name], self.settings.arm_timeout)
-        record = run_item(sample, arm_name, request, snapshot, self.settings.limit, call, seconds, source)
+        matched = self.matched.get(arm_name)
+        if matched is not None:  # the cold and the hit call, instead of one ordinary call
+            call = lambda: matched.retrieve(request)
+        record = run_item(sample, arm_name, request, snapshot, self.settings.limit, call, seconds, source, matched=matched is not None)
         if self.capture is not None:
             self.capture.flush()  # disk writes stay outside the measured wall time
         if arm_name in self._components:
@@ -376,7 +414,12 @@ class BenchSession:
         """Before any arm runs: the registration sidecar (a differing one is refused)."""
         if not self.writes_outputs:
             return
-        if self.settings.report is not None:
+        if self.exclusive_registration and self.registration_path is not None:
+            try:
+                self.registration_written = create_registration(self.registration_path, self.registration)
+            except BenchError as error:
+                raise pytest.UsageError(f"--bench-registration: {error}" if self.settings.registration else str(error)) from error
+        elif self.settings.report is not None:
             try:
                 check_and_write_registration(self.settings.report, self.registration, self.settings.replace_registration)
             except BenchError as error:
@@ -432,10 +475,26 @@ class BenchSession:
         if self.capture is not None:
             self.capture.close()
             capture_failure = self.capture.failure_reason if self.capture.failed else None
-        published = publish(self.report, outputs_of(self.settings), self.baseline, self.rules, capture_failure=capture_failure)
+        published = publish(self.report, outputs_of(self.settings), self.baseline, self.rules, capture_failure=capture_failure,
+                            registration_failure=self._registration_drift())
         self.report_bytes, self.updated_baseline = published.report_bytes, published.updated_baseline
         self.failures.extend(published.failures)
         return self.report
+
+    def _registration_drift(self) -> str | None:
+        """Before an exclusive registration's report is published: the paths still distinct, the file
+        as written, the executables, the bench and the environment as registered."""
+        path = self.registration_path
+        if self.registration_written is None or path is None:
+            return None
+        problems = registration_drift(path, self.registration_written, self.registration, self.arms, [m.arm for m in self.matched.values()])
+        label = "--bench-registration" if self.settings.registration is not None else "the registration sidecar of --bench-report"
+        outputs = [("--bench-report", self.settings.report), (label, path)]
+        try:
+            check_outputs([(label, output) for label, output in outputs if output is not None], [], [])
+        except BenchError as error:
+            problems.append(str(error))
+        return "; ".join(problems) or None
 
     def close(self) -> None:
         if self.capture is not None:

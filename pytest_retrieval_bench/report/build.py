@@ -267,14 +267,26 @@ def _add_holm(entries: dict[str, dict[str, Any]]) -> None:
         test["p_holm"] = adjusted
 
 
+OBSERVED_HIT, OBSERVED_MISS = "OBSERVED_HIT", "OBSERVED_MISS"
+
+
 def build_latency(rows_by_arm: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Per arm and cache-state label. A record with `cold_wall_ms` (matched snapshot latency) is an
+    observed hit (`wall_ms`) and its matched miss (`cold_wall_ms`), read from the details alone so a
+    merge rebuilds the same rows; those rows also give the minimum."""
     latency: dict[str, Any] = {}
     for arm, rows in sorted(rows_by_arm.items()):
         by_state: dict[str, list[float]] = defaultdict(list)
         for row in rows:
-            if not row["error"]:  # a failed call's time is not a retrieval latency
+            if row["error"]:  # a failed call's time is not a retrieval latency
+                continue
+            if row.get("cold_wall_ms") is not None:
+                by_state[OBSERVED_HIT].append(float(row["wall_ms"]))
+                by_state[OBSERVED_MISS].append(float(row["cold_wall_ms"]))
+            else:
                 by_state[row.get("cache_state") or "UNRECORDED"].append(float(row["wall_ms"]))
-        latency[arm] = {state: stats.latency_summary(values) for state, values in sorted(by_state.items())}
+        latency[arm] = {state: stats.latency_summary(values, with_min=state in (OBSERVED_HIT, OBSERVED_MISS))
+                        for state, values in sorted(by_state.items())}
     return latency
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import os
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -120,3 +121,87 @@ def check_and_write_registration(report: Path, registration: dict[str, Any], rep
     except OSError as error:
         raise BenchError(f"{path}: cannot write the registration: {error.strerror or error}") from error
     return path
+
+
+# -- matched snapshot latency: an exclusive registration, checked again before publication ---------
+LATENCY_MODE = "matched-snapshot-latency"
+_ENVIRONMENT_PREFIXES = ("CORVINT",)
+
+
+def bench_digest() -> str:
+    """sha256 of this plugin's own Python sources (the "bench binary" seed 000 binds)."""
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return f"sha256:{digest.hexdigest()}"
+
+
+def ranking_environment(arms: Sequence[Any]) -> dict[str, Any]:
+    """What in the environment can change a ranking or the snapshot storage: the process's CORVINT*
+    variables and each measured command arm's declared `env`."""
+    inherited = {name: value for name, value in sorted(os.environ.items()) if name.startswith(_ENVIRONMENT_PREFIXES)}
+    declared = {arm.name: dict(sorted(arm.spec.env.items())) for arm in arms if getattr(arm, "spec", None) is not None and arm.spec.env}
+    return {"inherited": inherited, "declared": declared}
+
+
+def latency_registration(matched: Sequence[Any], selected_ids: Sequence[str]) -> dict[str, Any]:
+    """The `snapshot_latency` section: mode, measured arms and their snapshot stores, the selected
+    sample ids, the bench's digest and the ranking/storage environment."""
+    return {
+        "mode": LATENCY_MODE,
+        "arms": {arm.name: {"index": list(arm.snapshot_latency.index), "store": arm.snapshot_latency.store,
+                            "trace": arm.snapshot_latency.trace} for arm in matched},
+        "selected_ids": sorted(selected_ids),
+        "bench": bench_digest(),
+        "environment": ranking_environment(matched),
+    }
+
+
+def create_registration(path: Path, registration: dict[str, Any]) -> bytes:
+    """Create the registration exclusively (never over an existing file) and sync it to disk, so it
+    survives whatever happens to the run; returns the bytes written."""
+    data = canonical_json(registration)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except FileExistsError:
+        raise BenchError(f"{path}: a registration already exists there; each run needs a new registration path") from None
+    except OSError as error:
+        raise BenchError(f"{path}: cannot create the registration: {error.strerror or error}") from error
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+    except OSError:
+        pass  # a directory that cannot be synced (some file systems): the file itself is
+    return data
+
+
+def registration_drift(path: Path, written: bytes, registration: dict[str, Any], arms: dict[str, Any],
+                       matched: Sequence[Any]) -> list[str]:
+    """Why the run no longer matches its registration (empty: it does): the file was changed, an
+    executable's digest moved, or the bench or the ranking environment changed during the run."""
+    problems: list[str] = []
+    try:
+        if path.read_bytes() != written:
+            problems.append(f"the registration {path} was changed during the run")
+    except OSError as error:
+        problems.append(f"the registration {path} cannot be read back: {error.strerror or error}")
+    for name, registered in sorted(registration.get("arm_identities", {}).items()):
+        recompute = getattr(getattr(arms.get(name), "identity", None), "recompute", None)
+        if callable(recompute) and recompute() != registered:
+            problems.append(f"arm {name!r}: its executable changed during the run ({registered} -> {recompute()})")
+    section = registration.get("snapshot_latency")
+    if section is not None:
+        if bench_digest() != section["bench"]:
+            problems.append("the bench's own sources changed during the run")
+        if ranking_environment(matched) != section["environment"]:
+            problems.append("the ranking/storage environment (CORVINT* variables, declared env) changed during the run")
+    return problems

@@ -46,6 +46,7 @@ RECORD_FIELDS: dict[str, tuple[Check, str, bool]] = {
     "query_chars": (_integer, "a whole number", False),
     "query_truncated": (lambda value: isinstance(value, bool), "true or false", False),
     "wall_ms": (_number, "a number", False),
+    "cold_wall_ms": (_optional(_number), "null or a number", False),
     "state": (_optional(_string), "null or a string", False),
     "packet_bytes": (_optional(_integer), "null or a whole number", False),
 }

@@ -486,8 +486,9 @@ def median_absolute_deviation(values: Sequence[float]) -> float:
     return nearest_rank([abs(x - m) for x in xs], 0.5)
 
 
-def latency_summary(values_ms: Sequence[float], min_samples: int = 30) -> dict | str:
-    """Robust latency summary: ``{"n", "p50", "p95", "max", "mad"}``.
+def latency_summary(values_ms: Sequence[float], min_samples: int = 30, with_min: bool = False) -> dict | str:
+    """Robust latency summary: ``{"n", "p50", "p95", "max", "mad"}`` (and ``"min"`` with `with_min`,
+    which the matched snapshot latency rows report; other rows keep their bytes).
 
     Percentiles are nearest-rank and ``mad`` is :func:`median_absolute_deviation`.
     Latencies are heavy-tailed, so no mean is reported, ever.  Returns the
@@ -497,10 +498,13 @@ def latency_summary(values_ms: Sequence[float], min_samples: int = 30) -> dict |
     xs = _finite_floats(values_ms, "latency_summary")
     if len(xs) < int(min_samples) or not xs:
         return "NOT_RUN"
-    return {
+    summary = {
         "n": len(xs),
         "p50": nearest_rank(xs, 0.5),
         "p95": nearest_rank(xs, 0.95),
         "max": max(xs),
         "mad": median_absolute_deviation(xs),
     }
+    if with_min:
+        summary["min"] = min(xs)
+    return summary

@@ -10,6 +10,15 @@ stderr lines, exit 3), BADJSON, NOT_OBJECT, SLEEP (30 s), BIGERR (100 KiB of std
 DIRTY (affected leaves an untracked file), MUTATE (affected overwrites the dirty files),
 PRIME (creates .git/corvint/index, as an index build would).
 
+Matched snapshot latency: `index` builds .git/corvint/index. With CORVINT_BENCH_SNAPSHOT_TRACE=1,
+query and context print one stderr line `CORVINT_BENCH_SNAPSHOT_TRACE {"snapshot": "hit"|"miss"}`,
+"hit" when .git/corvint/index exists. Modes: TRACE_NONE (no line), TRACE_BAD (malformed line),
+TRACE_TWICE (two lines), TRACE_MISS (always "miss"), DRIFT (with a store, another ranking),
+SCORE_DRIFT (with a store, another top score), COLD_WRITES (a miss writes a store of its own),
+INDEX_FAIL (index exits 5), INDEX_NOOP (index builds nothing), EXIT3_COLD (exit 3 on a miss).
+CORVINT_STUB_TOUCH=PATH appends a line to PATH on every query and context call.
+Context results carry a `score`.
+
 Verbs: query --task TEXT|--task-file PATH --limit N; context (same); impact PATH --limit N;
 [--root DIR] affected. Normal packets list the tree's files, with one repeated entry so a
 reader's de-duplication is exercised, and echo what the stub was given.
@@ -66,6 +75,35 @@ def main(argv):
         os.makedirs(os.path.join(root, ".git", "corvint"), exist_ok=True)
         with open(os.path.join(root, ".git", "corvint", "index"), "w") as handle:
             handle.write("index\n")
+    store = os.path.join(root, ".git", "corvint", "index")
+    if verb == "index":
+        if "INDEX_FAIL" in modes:
+            sys.stderr.write("index failed on purpose\n")
+            return 5
+        if "INDEX_NOOP" not in modes:
+            os.makedirs(os.path.dirname(store), exist_ok=True)
+            with open(store, "w") as handle:
+                handle.write("indexed\n")
+        return 0
+    hit = os.path.isfile(store)
+    if os.environ.get("CORVINT_STUB_TOUCH") and verb in ("query", "context"):
+        with open(os.environ["CORVINT_STUB_TOUCH"], "a") as handle:  # a file changed during the run
+            handle.write("\n# touched by the stub\n")
+    if os.environ.get("CORVINT_BENCH_SNAPSHOT_TRACE") == "1" and verb in ("query", "context"):
+        observed = "miss" if "TRACE_MISS" in modes else ("hit" if hit else "miss")
+        line = json.dumps({"snapshot": observed, "store": ".git/corvint/index"})
+        if "TRACE_BAD" in modes:
+            line = "{snapshot: hit"
+        if "TRACE_NONE" not in modes:
+            for _ in range(2 if "TRACE_TWICE" in modes else 1):
+                sys.stderr.write(f"CORVINT_BENCH_SNAPSHOT_TRACE {line}\n")
+        if "COLD_WRITES" in modes and not hit:
+            os.makedirs(os.path.dirname(store), exist_ok=True)
+            with open(store, "w") as handle:
+                handle.write("written by a cold call\n")
+        if "EXIT3_COLD" in modes and not hit:
+            sys.stderr.write("cold call failed on purpose\n")
+            return 3
     tree = files(root)
     echo = {"verb": verb, "task": task, "limit": limit, "cwd": os.getcwd(), "args": args}
 
@@ -98,7 +136,12 @@ def main(argv):
             sys.stderr.write("task exceeds 32000 characters\n")
             return 2
         key = "path" if verb == "query" else "id"
+        if hit and "DRIFT" in modes:
+            tree = tree[::-1]
         results = [{key: path} for path in tree[:limit]]
+        if verb == "context":
+            top = 0.5 if hit and "SCORE_DRIFT" in modes else 0.9
+            results = [{**result, "score": round(top - number / 100, 4)} for number, result in enumerate(results)]
         results += results[:1]
         state = "OK"
         if "OUT_OF_SCOPE" in modes:
@@ -107,6 +150,7 @@ def main(argv):
             state, results = "NO_CANDIDATES", []
         if "EMPTY" in modes:
             results = []
+        echo["store"] = hit
         packet = {"state": state, "results": results, "echo": echo}
         if verb == "context":
             verdict = "unsupported-conjunction" if "UNSUPPORTED" in modes else "supported"
