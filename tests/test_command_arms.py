@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_retrieval_bench.arms.base import Request
-from pytest_retrieval_bench.arms.command import CommandArm, CommandArmSpec, Invocation, _problem, load_command_arms, parse_command_arm_option, run_program
+from pytest_retrieval_bench.arms.command import CommandArm, CommandArmSpec, Invocation, load_command_arms, problem_of, parse_command_arm_option, run_program
 from pytest_retrieval_bench.arms.jsonpath import PathMissError, PathSyntaxError, extract, extract_scalar
 from pytest_retrieval_bench.arms.capture import CaptureWriter
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
@@ -373,8 +373,8 @@ def test_missing_program_and_missing_cwd(snapshot: Any) -> None:
 def test_stdout_is_bounded() -> None:
     invocation = run_program([sys.executable, "-c", "print('x' * 100)"], Path.cwd(), {}, 10, stdout_limit=10)
     assert (invocation.stdout, invocation.stdout_total, invocation.returncode) == (b"x" * 10, 101, 0)
-    assert "exceeds the 8388608-byte limit" in (_problem(Invocation([], stdout=b"x", stdout_total=2)) or "")
-    assert "exceeds" in (_problem(invocation) or "")
+    assert "exceeds the 8388608-byte limit" in (problem_of(Invocation([], stdout=b"x", stdout_total=2)) or "")
+    assert "exceeds" in (problem_of(invocation) or "")
 
 
 def test_identity_is_the_program_digest_cached(tmp_path: Path) -> None:

@@ -174,9 +174,6 @@ def problem_of(invocation: Invocation) -> str | None:
     return None
 
 
-_problem = problem_of  # the name the command-arm tests import
-
-
 def invoke(arm: str, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, request: Request,
            task: str, capture: CaptureWriter | None, phase: str = "ordinary") -> Outcome:
     """Run once, parse stdout as JSON when the run succeeded, hand the bytes to the capture."""
