@@ -56,7 +56,6 @@ class _Build:
         self.files = PairCounts(len(self.paths), batch_tokens) if lexical else None
         self.rows = rows
         self.chunks = PairCounts(len(rows), batch_tokens, self.to_bench.expand_keys) if rows is not None else None
-        self._parts: dict[str, np.ndarray] = {}
         self.rows_of: dict[str, list[int]] = {}
         for number, row in enumerate(rows or ()):
             self.rows_of.setdefault(row["path"], []).append(number)
@@ -67,27 +66,33 @@ class _Build:
         return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
 
     def split_word_ids(self, texts: list[str]) -> list[np.ndarray]:
-        """`word_ids` of each of `texts` (pieces of one file, or one file's rows), with one id lookup for all."""
-        if len(texts) == 1 or sum(map(len, texts)) > PIECE_CHARS:
-            return [self.word_ids(text) for text in texts]
-        runs = [word_runs(text) for text in texts]
-        found: list[np.ndarray] = []
-        ids = self.words.of([run for text_runs in runs for run in text_runs])
-        start = 0
-        for text_runs in runs:
-            found.append(ids[start : start + len(text_runs)])
-            start += len(text_runs)
+        """`word_ids` of each of `texts` (pieces of one file, or one file's rows), looked up a
+        group of about `PIECE_CHARS` characters at a time (a text longer than that on its own)."""
+        found: list[np.ndarray] = [NO_IDS] * len(texts)
+        group: list[int] = []
+        size = 0
+        for position, text in enumerate(texts):
+            if len(text) > PIECE_CHARS:
+                found[position] = self.word_ids(text)
+                continue
+            group.append(position)
+            size += len(text)
+            if size >= PIECE_CHARS or position == len(texts) - 1:
+                self._look_up(texts, group, found)
+                group, size = [], 0
+        self._look_up(texts, group, found)
         return found
 
-    def head(self, row: dict[str, Any]) -> list[np.ndarray]:
-        """The word-run ids of the row's path, symbol and kind parts (each distinct part of a file read once)."""
-        found = []
-        for part in chunk_parts(row, with_text=False):
-            ids = self._parts.get(part)
-            if ids is None:
-                ids = self._parts[part] = self.word_ids(part)
-            found.append(ids)
-        return found
+    def _look_up(self, texts: list[str], group: list[int], found: list[np.ndarray]) -> None:
+        """The word-run ids of the group's texts, with one id lookup for all, into `found`."""
+        if not group:
+            return
+        runs = [word_runs(texts[position]) for position in group]
+        ids = self.words.of([run for text_runs in runs for run in text_runs])
+        start = 0
+        for position, text_runs in zip(group, runs):
+            found[position] = ids[start : start + len(text_runs)]
+            start += len(text_runs)
 
     def run(self) -> None:
         """Every path, in path order: its file text read once, then its chunk rows in row order."""
@@ -98,7 +103,6 @@ class _Build:
             doc += text is not None
             if self.chunks is not None and self.rows is not None and path in self.rows_of:
                 self.add_rows(self.rows_of[path], ids, served)
-                self._parts.clear()  # a file's rows share its path and kinds; symbols rarely repeat elsewhere
 
     def add_file(self, doc: int, path: str, text: str) -> tuple[np.ndarray, dict[int, tuple[int, int]]]:
         """Read one file once and count it for the whole-file indexes; its ids, and the slices of
@@ -136,15 +140,20 @@ class _Build:
 
     def add_rows(self, numbers: list[int], ids: np.ndarray, served: dict[int, tuple[int, int]]) -> None:
         """Count one path's chunk rows in row order: slices of the file's ids where they serve, the
-        others read whole (together, one id lookup)."""
+        others read whole; heads (path, symbol, kind) and those texts read together."""
         assert self.rows is not None and self.chunks is not None
         rows = self.rows
+        heads = [chunk_parts(rows[number], with_text=False) for number in numbers]
+        distinct_parts = list(dict.fromkeys(part for parts in heads for part in parts))  # its path, kinds, symbols
         whole = [number for number in numbers if number not in served]
         texts = [str(text) if (text := rows[number].get("text")) else "" for number in whole]
-        read = dict(zip(whole, self.split_word_ids(texts))) if whole else {}
-        for number in numbers:
+        found = self.split_word_ids(distinct_parts + texts)  # one id lookup for the file's rows
+        parts_ids = dict(zip(distinct_parts, found))
+        read = dict(zip(whole, found[len(distinct_parts) :]))
+        for number, parts in zip(numbers, heads):
             start_end = served.get(number)
-            self.chunks.add(number, *self.head(rows[number]), ids[start_end[0] : start_end[1]] if start_end is not None else read[number])
+            self.chunks.add(number, *[parts_ids[part] for part in parts],
+                            ids[start_end[0] : start_end[1]] if start_end is not None else read[number])
 
 
 class OneReadBuild:
