@@ -32,7 +32,7 @@ def read_chunk_file(path: Path, repo: str, commit: str) -> Snapshot:
     checked: set[str] = set()
     try:
         for line in iter_sample_lines(path):
-            if not line.text.strip():
+            if line.text.isspace():  # a blank line (never empty: it holds its newline); no copy of a long line
                 continue
             try:
                 row = orjson.loads(line.text)
@@ -50,7 +50,8 @@ def read_chunk_file(path: Path, repo: str, commit: str) -> Snapshot:
                 checked.add(chunk_path)
             rows.append(row)
             if row.get("kind") != "file":
-                orphans.append((line.number, row))  # checked once every file row is known
+                if chunk_path not in first_line:
+                    orphans.append((line.number, row))  # before its file row, or an orphan: checked once every file row is known
                 continue
             if chunk_path in first_line:
                 raise InputError(
