@@ -96,7 +96,7 @@ def test_bench_tokens_are_the_word_runs_bench_tokens_in_order(text: str) -> None
     assert [token for run in word_runs(text) for token in _bench_tokens_of_word(run)] == bench_tokens(text)
 
 
-@pytest.mark.parametrize("word", ["abc", "ABC", "123", "a1", "A1", "aB", "Ab", "ABc", "aBC", "a_B", "__", "_a", "getHTTPResponse", "x9Y"])
+@pytest.mark.parametrize("word", ["abc", "ABC", "123", "a1", "A1", "aB", "Ab", "ABc", "aBC", "a_B", "__", "_a", "getHTTPResponse", "x9Y", "String", "HTTPServer", "A", "Ab1C", "a1B", "1aB", "9"])
 def test_one_word_run_gives_the_bench_tokens(word: str) -> None:
     assert _bench_tokens_of_word(word) == bench_tokens(word)
 

@@ -20,8 +20,9 @@ from pytest_retrieval_bench.index.tokens import bench_tokens
 
 def _bench_tokens_of_word(word: str) -> list[str]:
     """`bench_tokens(word)` for one word run; one lowercased token when it has no `_` and no
-    lower->Upper boundary (all lowercase, all uppercase or digits only), as most runs have."""
-    if "_" not in word and (word.islower() or word.isupper() or word.isdigit()):
+    lower->Upper boundary (no capital after its first character, or no small letter), as most runs have."""
+    rest = word[1:]
+    if "_" not in word and (rest == rest.lower() or word.isupper()):
         return [word.lower()]
     return bench_tokens(word)
 
