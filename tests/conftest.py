@@ -46,3 +46,21 @@ def release_bench(pytester: pytest.Pytester) -> pytest.Pytester:
 
     shutil.copytree(TESTDATA / "release", pytester.path / "release")
     return pytester
+
+
+@pytest.fixture
+def copies(tmp_path: Path):
+    """Private copies under the test's directory, cleaned up and the signal handlers restored after."""
+    from pytest_retrieval_bench.corpus.copies import PrivateCopies
+
+    private = PrivateCopies(tmp_path / "copies", owned_root=tmp_path / "copies")
+    yield private
+    private.cleanup()
+    private.restore_signals()
+
+
+@pytest.fixture
+def corvint(stub_wrapper) -> str:
+    """The corvint stub, as an executable wrapper."""
+    return stub_wrapper("corvint")
+

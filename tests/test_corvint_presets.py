@@ -16,6 +16,7 @@ from pytest_retrieval_bench.arms.base import Request
 from pytest_retrieval_bench.arms.corvint import AffectedArm, ContextArm, ImpactArm, QueryArm, preset_arms
 from pytest_retrieval_bench.arms.capture import CaptureWriter
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
+from tree_helpers import write_tree
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.corpus.tree import read_directory
@@ -38,19 +39,7 @@ FILES = {
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    root = tmp_path / "tree"
-    for path, data in FILES.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_bytes(data)
-    return root
-
-
-@pytest.fixture
-def copies(tmp_path: Path):
-    private = PrivateCopies(tmp_path / "copies", owned_root=tmp_path / "copies")
-    yield private
-    private.cleanup()
-    private.restore_signals()
+    return write_tree(tmp_path / "tree", FILES)
 
 
 @pytest.fixture
@@ -58,11 +47,6 @@ def snapshot(tree: Path, copies: PrivateCopies):
     snap = read_directory(tree, REPO, COMMIT)
     snap.directory_provider = copies.get
     return snap
-
-
-@pytest.fixture
-def corvint(stub_wrapper) -> str:
-    return stub_wrapper("corvint")
 
 
 def request(snapshot: Any, text: str = '{"title": "fix app"}', changed: str | None = "src/app.py", k: int = 10) -> Request:

@@ -13,11 +13,12 @@ import pytest
 
 from pytest_retrieval_bench.arms.base import Request
 from pytest_retrieval_bench.arms.capture import CaptureWriter
-from pytest_retrieval_bench.arms.command import CommandArm, CommandArmSpec, parse_command_arm_option
+from pytest_retrieval_bench.arms.command import CommandArm, CommandArmSpec
 from pytest_retrieval_bench.arms.corvint import ContextArm, QueryArm
 from pytest_retrieval_bench.arms.snapshot_latency import Matched, MatchedLatency, read_trace
 from pytest_retrieval_bench.bench.run import run_item
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
+from tree_helpers import write_tree
 from pytest_retrieval_bench.corpus.tree import read_directory
 from pytest_retrieval_bench.errors import ArmError, InputError
 from pytest_retrieval_bench.report.build import build_latency
@@ -34,19 +35,7 @@ STORE = ".git/corvint/index"
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    root = tmp_path / "tree"
-    for path, data in FILES.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_bytes(data)
-    return root
-
-
-@pytest.fixture
-def copies(tmp_path: Path):
-    private = PrivateCopies(tmp_path / "copies", owned_root=tmp_path / "copies")
-    yield private
-    private.cleanup()
-    private.restore_signals()
+    return write_tree(tmp_path / "tree", FILES)
 
 
 @pytest.fixture
@@ -54,11 +43,6 @@ def snapshot(tree: Path, copies: PrivateCopies):
     snap = read_directory(tree, REPO, COMMIT)
     snap.directory_provider = copies.get
     return snap
-
-
-@pytest.fixture
-def corvint(stub_wrapper) -> str:
-    return stub_wrapper("corvint")
 
 
 def request(snapshot: Any, text: str = '{"title": "fix app"}', sample_id: str = "s1") -> Request:
