@@ -77,7 +77,7 @@ class _Build:
                 continue
             group.append(position)
             size += len(text)
-            if size >= PIECE_CHARS or position == len(texts) - 1:
+            if size >= PIECE_CHARS:
                 self._look_up(texts, group, found)
                 group, size = [], 0
         self._look_up(texts, group, found)
@@ -165,9 +165,9 @@ class OneReadBuild:
         ungrouped = rows is not None and not grouped_in_path_order(rows)
         self._rows_apart = rows if ungrouped else None
         self._build: _Build | None = _Build(texts, None if ungrouped else rows, lexical, batch_tokens)
-        self.batch_tokens = batch_tokens
         self.labels: RowLabels | None = None
         self._chunks_apart: ChunkIndex | None = None
+        self.path_counts = PairCounts(len(self._build.paths), batch_tokens)
 
     def read(self) -> None:
         build = self._build
@@ -180,7 +180,6 @@ class OneReadBuild:
         build.rows = None  # the counts and labels are all that is needed of them now
         build.rows_of = {}
         if build.files is not None:
-            self.path_counts = PairCounts(len(build.paths), self.batch_tokens)
             for doc, path in enumerate(build.paths):
                 self.path_counts.add(doc, build.word_ids(path))
         # every text is numbered: split every word run into bench tokens, then only the terms are needed
@@ -206,7 +205,7 @@ class OneReadBuild:
             del batches
             path_tokens, _ = postings_of_batches(build.to_bench.expand(self.path_counts.batches()), len(paths), build.bench)
             lexical_index = LexicalIndex(paths=paths, doc_lengths=doc_lengths, content=content, path_tokens=path_tokens, words=word_postings)
-        return lexical_index, chunk_index or self._chunks_apart
+        return lexical_index, chunk_index if chunk_index is not None else self._chunks_apart
 
 
 def build_indexes(texts: dict[str, str], rows: list[dict[str, Any]] | None, lexical: bool,
