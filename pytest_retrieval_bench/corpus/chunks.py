@@ -18,6 +18,10 @@ def repo_slug(repo: str) -> str:
     return repo.replace("/", "__")
 
 
+SHARED_VALUES = ("repo", "base_commit", "kind")
+"""Row fields whose few distinct values repeat on every row."""
+
+
 def read_chunk_file(path: Path, repo: str, commit: str) -> Snapshot:
     """Read a chunk file; file rows become the snapshot, every row feeds the bench's own rankers.
 
@@ -29,7 +33,8 @@ def read_chunk_file(path: Path, repo: str, commit: str) -> Snapshot:
     rows: list[dict[str, Any]] = []
     first_line: dict[str, int] = {}
     orphans: list[tuple[int, dict[str, Any]]] = []
-    checked: set[str] = set()
+    checked: dict[str, str] = {}  # each path checked, as the one string its rows share
+    values: dict[str, str] = {}
     try:
         for line in iter_sample_lines(path):
             if line.text.isspace():  # a blank line (never empty: it holds its newline); no copy of a long line
@@ -43,11 +48,17 @@ def read_chunk_file(path: Path, repo: str, commit: str) -> Snapshot:
             chunk_path = row.get("path")
             if not isinstance(chunk_path, str):
                 raise InputError(line.source, "missing or not a string", line=line.number, field="path")
-            if chunk_path not in checked:  # rows of one file share its path: check it once
+            shared = checked.get(chunk_path)
+            if shared is None:  # rows of one file share its path: check it once
                 problem = check_relative_path(chunk_path)
                 if problem:
                     raise InputError(line.source, problem, line=line.number, field="path")
-                checked.add(chunk_path)
+                shared = checked[chunk_path] = chunk_path
+            row["path"] = shared
+            for key in SHARED_VALUES:  # one string per distinct value, not one per row (tens of MB on a large release)
+                value = row.get(key)
+                if type(value) is str:
+                    row[key] = values.setdefault(value, value)
             rows.append(row)
             if row.get("kind") != "file":
                 if chunk_path not in first_line:
