@@ -92,10 +92,9 @@ class SnapshotStore:
         digest = snapshot.content_digest()
         missing = sorted(kind for kind in kinds if not snapshot.has_index(kind))
         for kind in list(missing):
-            cached = self.cache.load(digest, kind) if self.cache is not None else None
+            cached = self._from_cache(snapshot, kind, digest, started)
             if cached is not None:
                 snapshot.keep_index(kind, cached)
-                self._event(snapshot, kind, "cache", started)
                 missing.remove(kind)
                 started = time.perf_counter()
         if not missing:
@@ -106,10 +105,7 @@ class SnapshotStore:
         lexical, chunks = build.finish()
         for kind, index in (("chunks", chunks), ("lexical", lexical)):
             if index is not None:
-                if self.cache is not None:
-                    self.cache.store(digest, kind, index)
-                snapshot.keep_index(kind, index)
-                self._event(snapshot, kind, "built", started)
+                snapshot.keep_index(kind, self._built(snapshot, kind, digest, index, started))
                 started = time.perf_counter()
 
     def drain_events(self) -> list[dict[str, Any]]:
@@ -126,17 +122,26 @@ class SnapshotStore:
             return ChunkIndex.of_files(snapshot.lexical_index())
         started = time.perf_counter()
         digest = snapshot.content_digest()
-        if self.cache is not None:
-            cached = self.cache.load(digest, kind)
-            if cached is not None:
-                self._event(snapshot, kind, "cache", started)
-                return cached
+        cached = self._from_cache(snapshot, kind, digest, started)
+        if cached is not None:
+            return cached
         if kind == "lexical":  # a tree's (or a release's not built with its rows): a document at a time, lean on memory
             index: LexicalIndex | ChunkIndex | RepoMapIndex = LexicalIndex.build(snapshot.text_files())
         elif kind == "repomap":
             index = build_repomap(self._rows(snapshot) if snapshot.has_rows else file_chunks(snapshot.text_files()))
         else:
             index = build_indexes(snapshot.texts, self._rows(snapshot), False)[1]  # type: ignore[assignment]
+        return self._built(snapshot, kind, digest, index, started)
+
+    def _from_cache(self, snapshot: Snapshot, kind: str, digest: str, started: float) -> LexicalIndex | ChunkIndex | RepoMapIndex | None:
+        """A sound cache entry of this kind, with its set-up event; None when there is none (or no cache)."""
+        cached = self.cache.load(digest, kind) if self.cache is not None else None
+        if cached is not None:
+            self._event(snapshot, kind, "cache", started)
+        return cached
+
+    def _built(self, snapshot: Snapshot, kind: str, digest: str, index: Any, started: float) -> Any:
+        """A freshly built index, stored in the cache, with its set-up event."""
         if self.cache is not None:
             self.cache.store(digest, kind, index)
         self._event(snapshot, kind, "built", started)
