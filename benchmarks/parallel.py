@@ -12,7 +12,12 @@ the same work, index builds included. Prints figures; asserts nothing.
 
 Besides the end-to-end wall time it prints the time the controller (or the only process) spent in
 pytest's run-test loop, from a conftest the script writes into its scratch directory: the part
-xdist can divide, without the fixed cost of starting Python and pytest.
+xdist can divide, without the fixed cost of starting Python and pytest; the CPU seconds of each
+process (the controller's share is what competes with the workers for the cores); and the machine
+reference, the speed-up of two CPU-bound processes over one, measured three times (before,
+between and after the runs; the median is used) because on shared or hyperthreaded cores it
+moves by tens of percent within minutes. "speed-up / reference" is how much of what the
+machine can give the run gets.
 """
 
 from __future__ import annotations
@@ -101,7 +106,7 @@ def machine_reference() -> float:
 
 
 LOOP_TIMER = """
-import time, pytest
+import resource, time, pytest
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session):
     started = time.perf_counter()
@@ -111,18 +116,26 @@ def pytest_runtestloop(session):
         if not hasattr(session.config, "workerinput"):
             with open("loop-seconds", "w") as out:
                 out.write(str(time.perf_counter() - started))
+def pytest_unconfigure(config):
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    name = config.workerinput["workerid"] if hasattr(config, "workerinput") else "controller"
+    with open(f"cpu-{name}", "w") as out:
+        out.write(str(usage.ru_utime + usage.ru_stime))
 """
 
 
-def run(args: list[str], cwd: Path) -> tuple[float, float]:
-    """(end-to-end seconds, seconds in the run-test loop)."""
+def run(args: list[str], cwd: Path) -> tuple[float, float, dict[str, float]]:
+    """(end-to-end seconds, seconds in the run-test loop, CPU seconds of each pytest process)."""
+    for stale in cwd.glob("cpu-*"):
+        stale.unlink()
     started = time.perf_counter()
     result = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=cwd, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
     if result.returncode not in (0, 1):
         sys.stderr.write(result.stdout[-3000:] + result.stderr[-3000:])
         raise SystemExit(f"pytest exited {result.returncode}")
-    return elapsed, float((cwd / "loop-seconds").read_text())
+    cpu = {path.name[4:]: float(path.read_text()) for path in sorted(cwd.glob("cpu-*"))}
+    return elapsed, float((cwd / "loop-seconds").read_text()), cpu
 
 
 def main() -> None:
@@ -147,19 +160,28 @@ def main() -> None:
         (work / "conftest.py").write_text(LOOP_TIMER)
         samples_path = work / "samples.jsonl"
         samples_path.write_text("".join(json.dumps(s) + "\n" for s in samples))
+        # hypothesis (a test dependency) imports itself at the terminal summary: seconds of
+        # controller CPU in both runs that are not this plugin's, so its pytest plugin is off.
         common = [f"--bench-samples={samples_path}", *snapshot_args, f"--bench-arms={options.arms}", "--bench-no-cache",
-                  "-p", "no:cacheprovider", "-q", f"--rootdir={work}"]
+                  "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q", f"--rootdir={work}"]
         print(f"bench: {len(samples)} samples over {len(roots)} snapshots ({total_files} files, {total_bytes / 1e6:.0f} MB of Python), arms {options.arms}, {os.cpu_count()} cpus")
+        references = [machine_reference()]
         serial = run([*common, "-n", "0", f"--bench-report={work / 'serial.json'}"], work)
+        references.append(machine_reference())
         parallel = run([*common, "-n", "2", "--dist", "loadgroup", f"--bench-report={work / 'parallel.json'}"], work)
+        references.append(machine_reference())
         strip = lambda p: [(e["id"], {a: r["ranking"] for a, r in e["arms"].items()}) for e in json.loads(p.read_text())["details"]]
         same = strip(work / "serial.json") == strip(work / "parallel.json")
-        (serial, serial_loop), (parallel, parallel_loop) = serial, parallel
-        print("                        end to end   run-test loop")
-        print(f"-n 0:                   {serial:7.2f} s   {serial_loop:7.2f} s")
-        print(f"-n 2 --dist loadgroup:  {parallel:7.2f} s   {parallel_loop:7.2f} s")
+        (serial, serial_loop, serial_cpu), (parallel, parallel_loop, parallel_cpu) = serial, parallel
+        workers = sum(seconds for name, seconds in parallel_cpu.items() if name != "controller")
+        reference = sorted(references)[1]
+        print("                        end to end   run-test loop   CPU s")
+        print(f"-n 0:                   {serial:7.2f} s   {serial_loop:7.2f} s     {sum(serial_cpu.values()):7.2f}")
+        print(f"-n 2 --dist loadgroup:  {parallel:7.2f} s   {parallel_loop:7.2f} s     {parallel_cpu.get('controller', 0.0):7.2f} controller + {workers:.2f} workers")
         print(f"speed-up:               {serial / parallel:7.2f}x  {serial_loop / parallel_loop:7.2f}x   (same rankings: {same})")
-        print(f"machine reference:      {machine_reference():7.2f}x   (two CPU-bound processes vs one, same run)")
+        print(f"machine reference:      {reference:7.2f}x   (two CPU-bound processes vs one; median of "
+              f"{', '.join(f'{r:.2f}' for r in references)}, measured before, between and after the runs)")
+        print(f"speed-up / reference:   {serial / parallel / reference:7.2f}    {serial_loop / parallel_loop / reference:7.2f}")
 
 
 if __name__ == "__main__":

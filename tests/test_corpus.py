@@ -13,7 +13,7 @@ import zstandard
 from pytest_retrieval_bench.corpus.chunks import find_chunk_file, read_chunk_file
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
-from pytest_retrieval_bench.corpus.tree import read_directory
+from pytest_retrieval_bench.corpus.tree import directory_bytes, read_directory
 from pytest_retrieval_bench.errors import SnapshotError
 
 REPO = "acme/widgets"
@@ -100,6 +100,17 @@ def test_directory_snapshot_applies_text_rule(tmp_path):
     assert sorted(snapshot.texts) == ["a.py", "latin.txt", "small.txt"]
     assert snapshot.texts["latin.txt"] == "caf\ufffd"
     assert snapshot.other_paths == ("big.txt", "nul.bin")
+
+
+def test_directory_cost_estimate_counts_regular_files_only(tmp_path):
+    (tmp_path / "pkg" / "deep").mkdir(parents=True)
+    (tmp_path / "a.py").write_bytes(b"x" * 10)
+    (tmp_path / "pkg" / "deep" / "b.py").write_bytes(b"y" * 7)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "objects").write_bytes(b"z" * 1000)
+    (tmp_path / "link.py").symlink_to(tmp_path / "a.py")
+    (tmp_path / "linked-dir").symlink_to(tmp_path / "pkg", target_is_directory=True)
+    assert directory_bytes(tmp_path) == 17
 
 
 def test_clean_worktree_at_commit_is_read_from_git(git_repo):
