@@ -17,14 +17,14 @@ import orjson
 import zstandard
 
 from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
-from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, Postings
+from pytest_retrieval_bench.index.postings import ChunkIndex, LabelValues, LexicalIndex, Postings
 from pytest_retrieval_bench.index.repomap import REPOMAP_VERSION, RepoMapIndex
 
 Index = LexicalIndex | ChunkIndex | RepoMapIndex
 STATS_KEYS = ("file_count", "symbol_count", "edge_count", "source_count", "test_count", "symbol_reference_scan_skipped")
 
-FORMAT = "rb-index-6"
-MAGIC = b"RBIDX6\n"
+FORMAT = "rb-index-7"
+MAGIC = b"RBIDX7\n"
 
 
 def cache_key(content_digest: str, kind: str) -> str:
@@ -58,9 +58,11 @@ def _parts(index: Index) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
         arrays["doc_lengths"] = index.doc_lengths
         lists["paths"] = index.paths
         postings = {"content": index.content, "path_tokens": index.path_tokens, "words": index.words}
-    else:
-        arrays.update({"tiebreak": index.tiebreak, "token_counts": index.token_counts, "distinct_counts": index.distinct_counts})
-        lists.update({"paths": index.paths, "ids": index.chunk_ids, "symbols": index.symbols})
+    else:  # rows' paths and symbols as ids into their distinct values: a warm run reads no per-row strings but the ids
+        values = index.label_values
+        arrays.update({"tiebreak": index.tiebreak, "token_counts": index.token_counts, "distinct_counts": index.distinct_counts,
+                       "path_ids": values.path_ids, "symbol_ids": values.symbol_ids})
+        lists.update({"paths": values.paths, "basenames": values.basenames, "ids": index.chunk_ids, "symbols": values.symbols})
         postings = {"postings": index.postings}
     for prefix, value in postings.items():
         _postings_parts(prefix, value, arrays, lists)
@@ -76,8 +78,17 @@ def _index(kind: str, arrays: dict[str, np.ndarray], lists: dict[str, list[str]]
     if kind == "lexical":
         return LexicalIndex(paths=lists["paths"], doc_lengths=arrays["doc_lengths"], content=_postings("content", arrays, lists),
                             path_tokens=_postings("path_tokens", arrays, lists), words=_postings("words", arrays, lists))
-    return ChunkIndex(paths=lists["paths"], chunk_ids=lists["ids"], symbols=lists["symbols"], tiebreak=arrays["tiebreak"],
-                      token_counts=arrays["token_counts"], distinct_counts=arrays["distinct_counts"], postings=_postings("postings", arrays, lists))
+    values = LabelValues(path_ids=arrays["path_ids"], paths=lists["paths"], basenames=lists["basenames"],
+                         symbol_ids=arrays["symbol_ids"], symbols=lists["symbols"])
+    if len(values.basenames) != len(values.paths) or not _ids_within(values.path_ids, len(values.paths)) \
+            or not _ids_within(values.symbol_ids, len(values.symbols)):
+        raise ValueError("label ids out of range")
+    return ChunkIndex.from_label_values(values, lists["ids"], arrays["tiebreak"], arrays["token_counts"], arrays["distinct_counts"],
+                                        _postings("postings", arrays, lists))
+
+
+def _ids_within(ids: np.ndarray, size: int) -> bool:
+    return not len(ids) or (int(ids.min()) >= 0 and int(ids.max()) < size)
 
 
 def encode(key: str, index: Index) -> bytes:
@@ -99,21 +110,25 @@ def encode(key: str, index: Index) -> bytes:
 
 
 def decode(key: str, kind: str, data: bytes) -> Index:
-    """Raises ValueError on any inconsistency, so a damaged entry is never used."""
+    """Raises ValueError on any inconsistency, so a damaged entry is never used.
+
+    The sha256 at the head of the body covers the header and the payload, so the payload's own
+    sha256 in the header is not computed again (it is kept in the format); the body is sliced
+    through a memoryview, not copied."""
     if not data.startswith(MAGIC):
         raise ValueError("bad magic")
     try:
-        body = zstandard.ZstdDecompressor().decompress(data[len(MAGIC):])
+        whole = zstandard.ZstdDecompressor().decompress(data[len(MAGIC):])
     except zstandard.ZstdError as error:
         raise ValueError(f"corrupt zstd frame: {error}") from error
-    if len(body) < 40 or hashlib.sha256(body[32:]).digest() != body[:32]:
+    body = memoryview(whole)[32:]
+    if len(whole) < 40 or hashlib.sha256(body).digest() != whole[:32]:
         raise ValueError("checksum mismatch")
-    body = body[32:]
     header_size = int.from_bytes(body[:8], "big")
     header = orjson.loads(body[8 : 8 + header_size])
     payload = body[8 + header_size :]
-    if header.get("key") != key or len(payload) != header["payload_bytes"] or hashlib.sha256(payload).hexdigest() != header["sha256"]:
-        raise ValueError("key, length or checksum mismatch")
+    if header.get("key") != key or len(payload) != header["payload_bytes"]:
+        raise ValueError("key or length mismatch")
     arrays = {}
     for name, (dtype, length, start, size) in header["layout"].items():
         arrays[name] = np.frombuffer(payload, dtype=np.dtype(dtype), count=length, offset=start)
@@ -143,18 +158,26 @@ class IndexCache:
 
     def store(self, content_digest: str, kind: str, index: Index) -> None:
         key = cache_key(content_digest, kind)
-        path = self._path(key)
-        temporary: str | None = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
             data = encode(key, index)
-            handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-            os.replace(temporary, path)
-            temporary = None
-        except (OSError, TypeError, ValueError):
-            pass  # the cache only saves time: an entry that cannot be written is rebuilt next run
-        finally:
-            if temporary is not None:
-                Path(temporary).unlink(missing_ok=True)
+        except (TypeError, ValueError):
+            return  # the cache only saves time: an entry that cannot be made is rebuilt next run
+        write_entry(self._path(key), data)
+
+
+def write_entry(path: Path, data: bytes) -> None:
+    """Write a cache file atomically (temporary file, then rename), so a reader sees the old entry,
+    the new one or none; a failure is ignored: a cache only saves time, the entry is remade."""
+    temporary: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+        temporary = None
+    except OSError:
+        pass
+    finally:
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)

@@ -384,11 +384,21 @@ class ChunkIndex:
 
     @property
     def label_values(self) -> "LabelValues":
-        """The rows' paths and symbols as distinct values and each row's value id (built on first use)."""
+        """The rows' paths and symbols as distinct values and each row's value id (built on first
+        use, or kept with the index in the cache)."""
         cached = self.__dict__.get("_label_values")
         if cached is None:
             cached = self.__dict__["_label_values"] = LabelValues.of(self.paths, self.symbols)
         return cached
+
+    @classmethod
+    def from_label_values(cls, values: "LabelValues", chunk_ids: list[str], tiebreak: np.ndarray, token_counts: np.ndarray,
+                          distinct_counts: np.ndarray, postings: TermPostings) -> "ChunkIndex":
+        """The index as the cache keeps it: the rows' paths and symbols as ids into distinct values."""
+        index = cls(paths=values.row_paths(), chunk_ids=chunk_ids, symbols=values.row_symbols(), tiebreak=tiebreak,
+                    token_counts=token_counts, distinct_counts=distinct_counts, postings=postings)
+        index.__dict__["_label_values"] = values
+        return index
 
 
 @dataclass
@@ -397,10 +407,10 @@ class LabelValues:
     tests are made once per distinct value, and reach the rows through their value ids."""
 
     path_ids: np.ndarray
-    lowered_paths: list[str]  # per distinct path
+    paths: list[str]  # distinct paths, in order of first row
     basenames: list[str]  # per distinct path: the lowered last component
     symbol_ids: np.ndarray
-    lowered_symbols: list[str]  # per distinct symbol
+    symbols: list[str]  # distinct symbols, in order of first row
 
     @classmethod
     def of(cls, paths: list[str], symbols: list[str]) -> "LabelValues":
@@ -408,9 +418,29 @@ class LabelValues:
         symbol_ids: dict[str, int] = {}
         path_of_row = np.fromiter((path_ids.setdefault(path, len(path_ids)) for path in paths), dtype=np.int32, count=len(paths))
         symbol_of_row = np.fromiter((symbol_ids.setdefault(symbol, len(symbol_ids)) for symbol in symbols), dtype=np.int32, count=len(symbols))
-        return cls(path_ids=path_of_row, lowered_paths=[path.lower() for path in path_ids],
-                   basenames=[PurePosixPath(path).name.lower() for path in path_ids],
-                   symbol_ids=symbol_of_row, lowered_symbols=[symbol.lower() for symbol in symbol_ids])
+        return cls(path_ids=path_of_row, paths=list(path_ids), basenames=[PurePosixPath(path).name.lower() for path in path_ids],
+                   symbol_ids=symbol_of_row, symbols=list(symbol_ids))
+
+    @property
+    def lowered_paths(self) -> list[str]:
+        cached = self.__dict__.get("_lowered_paths")
+        if cached is None:
+            cached = self.__dict__["_lowered_paths"] = [path.lower() for path in self.paths]
+        return cached
+
+    @property
+    def lowered_symbols(self) -> list[str]:
+        cached = self.__dict__.get("_lowered_symbols")
+        if cached is None:
+            cached = self.__dict__["_lowered_symbols"] = [symbol.lower() for symbol in self.symbols]
+        return cached
+
+    def row_paths(self) -> list[str]:
+        """Each row's path, from the ids (the one string of each distinct path, shared)."""
+        return list(map(self.paths.__getitem__, self.path_ids.tolist()))
+
+    def row_symbols(self) -> list[str]:
+        return list(map(self.symbols.__getitem__, self.symbol_ids.tolist()))
 
 
 FILE_KIND = "file"
