@@ -559,6 +559,14 @@ def test_cache_never_changes_a_result(pytester: pytest.Pytester, full_run: tuple
     uncached = run("nocache.json", f"--bench-cache-dir={pytester.path / 'unused'}", "--bench-no-cache")
     assert not (pytester.path / "unused").exists()
     assert comparable(cold) == comparable(warm) == comparable(uncached) == comparable(full_run[1])
+    receipts = sorted((cache / "reads").rglob("*.receipt"))
+    assert len(receipts) == 3, "one receipt for each chunk file read in full"
+
+    # receipts kept, indexes gone: the file rows come by receipt, the rows are read again to build
+    shutil.move(cache / "index", pytester.path / "index-aside")
+    assert comparable(run("rebuilt.json", f"--bench-cache-dir={cache}")) == comparable(cold)
+    shutil.rmtree(cache / "index")
+    shutil.move(pytester.path / "index-aside", cache / "index")
 
     for path, (data, _) in entries.items():
         flipped = bytearray(data)

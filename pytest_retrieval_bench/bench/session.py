@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import pytest
 
@@ -20,6 +20,8 @@ from pytest_retrieval_bench.arms.fusion import FusionArm, declare_fusions, fuse_
 from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, REFERENCE_ARMS, select_arms
 from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
+from pytest_retrieval_bench.corpus.file_digests import FileDigests
+from pytest_retrieval_bench.corpus.read_receipts import ReadReceipts
 from pytest_retrieval_bench.corpus.release import unpack_release_corpus
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
@@ -38,6 +40,7 @@ from pytest_retrieval_bench.bench.deadline import arm_time_limit
 from pytest_retrieval_bench.bench.finish import Outputs, load_baseline, publish, summarize
 from pytest_retrieval_bench.bench.run import failed_record, make_request, run_item
 from pytest_retrieval_bench.samples import LoadedSamples, Sample, load_samples
+from pytest_retrieval_bench.samples.load import file_sha256
 from pytest_retrieval_bench.samples.reader import is_release_archive
 from pytest_retrieval_bench.shard import partition, partition_digest
 
@@ -113,7 +116,7 @@ class BenchSession:
         self._require_snapshot_source()
         self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache())
         self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION,
-                                               config.rootpath, content_digests=role != "worker")
+                                               config.rootpath, content_digests=role != "worker", digest_of=self._file_digest())
         self.matched: dict[str, MatchedLatency] = self._matched_arms()
         if self.matched:
             selected = [sample.id for loaded in self.loaded for sample in loaded.samples]
@@ -221,8 +224,13 @@ class BenchSession:
     def _index_cache(self) -> IndexCache | None:
         return None if self.settings.no_cache else IndexCache(self.cache_dir() / "index")
 
+    def _file_digest(self) -> Callable[[Path], str]:
+        """How the registration hashes corpus files: remembered beside the index cache when there is one."""
+        return file_sha256 if self.settings.no_cache else FileDigests(self.cache_dir() / "digests").sha256
+
     def _resolver(self) -> SnapshotResolver:
-        resolver = SnapshotResolver(explicit=dict(self.settings.snapshots), corpus_dirs=list(self.settings.corpus), repos_dir=self.settings.repos)
+        resolver = SnapshotResolver(explicit=dict(self.settings.snapshots), corpus_dirs=list(self.settings.corpus), repos_dir=self.settings.repos,
+                                    receipts=None if self.settings.no_cache else ReadReceipts(self.cache_dir() / "reads"))
         for loaded in self.loaded:  # a relevance fixture names its own corpus directory; --bench-snapshot still wins
             for key, directory in loaded.snapshots.items():
                 resolver.explicit.setdefault(key, directory)

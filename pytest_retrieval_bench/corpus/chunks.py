@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
+import mmap
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import orjson
+import zstandard
 
 from pytest_retrieval_bench.corpus.copy_files import find_path_clash
+from pytest_retrieval_bench.corpus.read_receipts import Receipt, ReadReceipts, identity
 from pytest_retrieval_bench.corpus.snapshot import MAX_TEXT_BYTES, Snapshot, check_relative_path
 from pytest_retrieval_bench.errors import InputError, SnapshotError
-from pytest_retrieval_bench.samples.reader import iter_sample_lines
+from pytest_retrieval_bench.samples.reader import Line, iter_sample_lines, open_zstd
 
 
 def repo_slug(repo: str) -> str:
@@ -22,71 +27,147 @@ SHARED_VALUES = ("repo", "base_commit", "kind")
 """Row fields whose few distinct values repeat on every row."""
 
 
-def read_chunk_file(path: Path, repo: str, commit: str) -> Snapshot:
+class _TreeRows:
+    """The file rows of one chunk file, checked as they are read: both ways of reading share it."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.texts: dict[str, str] = {}
+        self.others: list[str] = []
+        self.first_line: dict[str, int] = {}
+        self.checked: dict[str, str] = {}  # each path checked, as the one string its rows share
+        self.values: dict[str, str] = {}
+
+    def parse(self, line: Line) -> dict[str, Any]:
+        """A row with its path checked and its repeated values shared."""
+        try:
+            row = orjson.loads(line.text)
+        except orjson.JSONDecodeError as error:
+            raise InputError(line.source, f"malformed JSON: {error}", line=line.number) from error
+        if not isinstance(row, dict):
+            raise InputError(line.source, "expected a JSON object", line=line.number)
+        chunk_path = row.get("path")
+        if not isinstance(chunk_path, str):
+            raise InputError(line.source, "missing or not a string", line=line.number, field="path")
+        shared = self.checked.get(chunk_path)
+        if shared is None:  # rows of one file share its path: check it once
+            problem = check_relative_path(chunk_path)
+            if problem:
+                raise InputError(line.source, problem, line=line.number, field="path")
+            shared = self.checked[chunk_path] = chunk_path
+        row["path"] = shared
+        for key in SHARED_VALUES:  # one string per distinct value, not one per row (tens of MB on a large release)
+            value = row.get(key)
+            if type(value) is str:
+                row[key] = self.values.setdefault(value, value)
+        return row
+
+    def add_file(self, row: dict[str, Any], line: Line) -> None:
+        chunk_path = row["path"]
+        if chunk_path in self.first_line:
+            raise InputError(line.source, f"duplicate file path {chunk_path!r} (first at line {self.first_line[chunk_path]})",
+                             line=line.number, field="path")
+        self.first_line[chunk_path] = line.number
+        text = row.get("text")
+        if not isinstance(text, str):
+            raise InputError(line.source, "missing or not a string", line=line.number, field="text")
+        if "\x00" in text or (len(text) * 4 >= MAX_TEXT_BYTES and len(text.encode("utf-8", errors="surrogatepass")) >= MAX_TEXT_BYTES):
+            self.others.append(chunk_path)
+        else:
+            self.texts[chunk_path] = text
+
+    def check_clash(self) -> None:
+        clash = find_path_clash(self.first_line)
+        if clash is not None:
+            file_path, below = clash
+            raise InputError(self.source, f"file row {file_path!r} (line {self.first_line[file_path]}) is also a directory of file row {below!r}",
+                             line=self.first_line[below], field="path")
+
+
+def read_chunk_file(path: Path, repo: str, commit: str, receipts: ReadReceipts | None = None) -> Snapshot:
     """Read a chunk file; file rows become the snapshot, every row feeds the bench's own rankers.
 
     A row with an absolute path, a `..` component or a repeated file path is a corpus error
-    naming the file and line: it is never written anywhere.
+    naming the file and line: it is never written anywhere. With `receipts`, a file read in full
+    before (the same bytes, checked by sha256) is read for its file rows only, and a full read
+    leaves a receipt.
     """
-    texts: dict[str, str] = {}
-    others: list[str] = []
-    rows: list[dict[str, Any]] = []
-    first_line: dict[str, int] = {}
-    orphans: list[tuple[int, dict[str, Any]]] = []
-    checked: dict[str, str] = {}  # each path checked, as the one string its rows share
-    values: dict[str, str] = {}
+    key = identity(path) if receipts is not None else None
     try:
+        if receipts is not None and key is not None:
+            receipt = receipts.load(key)
+            if receipt is not None:
+                snapshot = _read_tree_rows(path, repo, commit, receipt)
+                if snapshot is not None:
+                    return snapshot
+        digest = hashlib.sha256() if key is not None else None
+        tree = _TreeRows(str(path))
+        rows: list[dict[str, Any]] = []
+        file_rows: list[tuple[int, int, int]] = []
+        orphans: list[tuple[int, dict[str, Any]]] = []
+        offset = 0
         for line in iter_sample_lines(path):
+            start, offset = offset, offset + len(line.text)
+            if digest is not None:
+                digest.update(line.text)
             if line.text.isspace():  # a blank line (never empty: it holds its newline); no copy of a long line
                 continue
-            try:
-                row = orjson.loads(line.text)
-            except orjson.JSONDecodeError as error:
-                raise InputError(line.source, f"malformed JSON: {error}", line=line.number) from error
-            if not isinstance(row, dict):
-                raise InputError(line.source, "expected a JSON object", line=line.number)
-            chunk_path = row.get("path")
-            if not isinstance(chunk_path, str):
-                raise InputError(line.source, "missing or not a string", line=line.number, field="path")
-            shared = checked.get(chunk_path)
-            if shared is None:  # rows of one file share its path: check it once
-                problem = check_relative_path(chunk_path)
-                if problem:
-                    raise InputError(line.source, problem, line=line.number, field="path")
-                shared = checked[chunk_path] = chunk_path
-            row["path"] = shared
-            for key in SHARED_VALUES:  # one string per distinct value, not one per row (tens of MB on a large release)
-                value = row.get(key)
-                if type(value) is str:
-                    row[key] = values.setdefault(value, value)
+            row = tree.parse(line)
             rows.append(row)
             if row.get("kind") != "file":
-                if chunk_path not in first_line:
+                if row["path"] not in tree.first_line:
                     orphans.append((line.number, row))  # before its file row, or an orphan: checked once every file row is known
                 continue
-            if chunk_path in first_line:
-                raise InputError(
-                    line.source, f"duplicate file path {chunk_path!r} (first at line {first_line[chunk_path]})", line=line.number, field="path"
-                )
-            first_line[chunk_path] = line.number
-            text = row.get("text")
-            if not isinstance(text, str):
-                raise InputError(line.source, "missing or not a string", line=line.number, field="text")
-            if "\x00" in text or (len(text) * 4 >= MAX_TEXT_BYTES and len(text.encode("utf-8", errors="surrogatepass")) >= MAX_TEXT_BYTES):
-                others.append(chunk_path)
-            else:
-                texts[chunk_path] = text
-        clash = find_path_clash(first_line)
-        if clash is not None:
-            file_path, below = clash
-            raise InputError(str(path), f"file row {file_path!r} (line {first_line[file_path]}) is also a directory of file row {below!r}",
-                             line=first_line[below], field="path")
+            tree.add_file(row, line)
+            file_rows.append((line.number, start, offset))
+        tree.check_clash()
         for number, row in orphans:
-            if row["path"] not in first_line:
+            if row["path"] not in tree.first_line:
                 raise InputError(str(path), f"a {row.get('kind')!r} row of {row['path']!r}, which has no file row", line=number, field="path")
     except InputError as error:
         raise SnapshotError(f"corpus error: {error}") from error
-    return Snapshot(repo=repo, commit=commit, origin=str(path), texts=texts, other_paths=tuple(sorted(others)), chunk_rows=rows)
+    snapshot = Snapshot(repo=repo, commit=commit, origin=str(path), texts=tree.texts, other_paths=tuple(sorted(tree.others)),
+                        chunk_rows=rows, row_count=len(rows))
+    if receipts is not None and key is not None and digest is not None:
+        receipts.store(key, Receipt(sha256=digest.hexdigest(), rows=len(rows), file_rows=tuple(file_rows),
+                                    files_digest=snapshot.files_digest(), content_digest=snapshot.content_digest()))
+    return snapshot
+
+
+def _read_tree_rows(path: Path, repo: str, commit: str, receipt: Receipt) -> Snapshot | None:
+    """The snapshot from the file rows its receipt names, or None when the bytes are not those the
+    receipt was made from (then the caller reads the file in full, and reports what is wrong).
+
+    The bytes are hashed in one call and only the file rows' byte ranges are parsed."""
+    source = str(path)
+    tree = _TreeRows(source)
+    try:
+        with _whole_file(path) as data:
+            if hashlib.sha256(data).hexdigest() != receipt.sha256 or (receipt.file_rows and receipt.file_rows[-1][2] > len(data)):
+                return None
+            for number, start, end in receipt.file_rows:
+                line = Line(source, number, data[start:end])
+                row = tree.parse(line)
+                if row.get("kind") != "file":
+                    return None
+                tree.add_file(row, line)
+        tree.check_clash()
+    except (InputError, OSError, ValueError, zstandard.ZstdError):
+        return None
+    return Snapshot(repo=repo, commit=commit, origin=source, texts=tree.texts, other_paths=tuple(sorted(tree.others)),
+                    row_count=receipt.rows, rows_dropped=True, _digest=receipt.content_digest, _files_digest=receipt.files_digest)
+
+
+@contextmanager
+def _whole_file(path: Path) -> Iterator[Any]:
+    """A chunk file's bytes, decompressed: mapped when plain, read into memory when zstd."""
+    with path.open("rb") as raw:
+        if path.name.endswith(".zst"):
+            with open_zstd(raw) as stream:
+                yield stream.read()
+        else:
+            with mmap.mmap(raw.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                yield mapped
 
 
 @dataclass(frozen=True)
@@ -165,7 +246,7 @@ def find_chunk_file(corpus_dir: Path, repo: str, commit: str) -> Path | None:
 
 def check_promises(source: ChunkSource, snapshot: Snapshot) -> None:
     """A chunk file cut short (or emptied) is an incomplete snapshot, named with what was promised."""
-    rows = len(snapshot.chunk_rows or ())
+    rows = snapshot.row_count
     if rows == 0:
         raise SnapshotError(f"corpus error: {source.path}: the chunk file has no rows")
     files = len(snapshot.texts) + len(snapshot.other_paths)

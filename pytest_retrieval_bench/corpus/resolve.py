@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Callable
 
 from pytest_retrieval_bench.corpus.chunks import check_promises, find_chunk_file, locate_chunk_file, read_chunk_file
+from pytest_retrieval_bench.corpus.read_receipts import ReadReceipts
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.tree import directory_bytes, find_repository, git_tree_bytes, read_directory, read_git_tree, read_worktree
 from pytest_retrieval_bench.errors import SnapshotError
@@ -20,6 +21,9 @@ class SnapshotResolver:
     corpus_dirs: list[Path] = field(default_factory=list)
     repos_dir: Path | None = None
     lazy_corpus_dirs: list[Callable[[], list[Path]]] = field(default_factory=list)
+    #: receipts of full chunk-file reads (beside the index cache), so a file read before is read
+    #: for its file rows only
+    receipts: ReadReceipts | None = None
 
     def _all_corpus_dirs(self) -> list[Path]:
         dirs = list(self.corpus_dirs)
@@ -45,7 +49,8 @@ class SnapshotResolver:
                 return git_tree_bytes(repository, commit)
         return 0
 
-    def load(self, repo: str, commit: str) -> Snapshot:
+    def load(self, repo: str, commit: str, whole: bool = False) -> Snapshot:
+        """The snapshot; a release's chunk rows are all read when `whole` (or when it has no receipt)."""
         key = f"{repo}@{commit}"
         if key in self.explicit:
             path = self.explicit[key]
@@ -58,7 +63,7 @@ class SnapshotResolver:
         for corpus_dir in self._all_corpus_dirs():
             source, notes = locate_chunk_file(corpus_dir, repo, commit)
             if source is not None:
-                snapshot = read_chunk_file(source.path, repo, commit)
+                snapshot = read_chunk_file(source.path, repo, commit, None if whole else self.receipts)
                 check_promises(source, snapshot)
                 return snapshot
             searched.append(f"corpus {corpus_dir}" + (f" ({'; '.join(notes)})" if notes else ""))

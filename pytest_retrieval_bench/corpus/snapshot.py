@@ -43,6 +43,8 @@ class Snapshot:
     texts: dict[str, str]
     other_paths: tuple[str, ...] = ()
     chunk_rows: list[dict[str, Any]] | None = None
+    #: rows in the chunk file (kept when the rows are freed, or never held)
+    row_count: int = 0
     writer: Callable[[Path], None] | None = None
     directory_provider: Callable[..., Path] | None = field(default=None, repr=False)
     index_loader: Callable[["Snapshot", str], Any] | None = field(default=None, repr=False)

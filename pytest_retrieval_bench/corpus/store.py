@@ -75,7 +75,7 @@ class SnapshotStore:
         kinds = set(index_kinds)
         if "repomap" in kinds:
             snapshot.repomap_index()
-        if snapshot.chunk_rows is not None and kinds & {"chunks", "lexical"}:
+        if snapshot.has_rows and kinds & {"chunks", "lexical"}:
             self._build_from_rows(snapshot, kinds & {"chunks", "lexical"})
         # the indexes that read the rows exist now: free them
         snapshot.drop_rows()
@@ -99,7 +99,7 @@ class SnapshotStore:
                 started = time.perf_counter()
         if not missing:
             return
-        build = OneReadBuild(snapshot.texts, snapshot.chunk_rows if "chunks" in missing else None, "lexical" in missing)
+        build = OneReadBuild(snapshot.texts, self._rows(snapshot) if "chunks" in missing else None, "lexical" in missing)
         build.read()
         snapshot.drop_rows()  # read: the counts are all the build needs of them now
         lexical, chunks = build.finish()
@@ -148,10 +148,11 @@ class SnapshotStore:
         return index
 
     def _rows(self, snapshot: Snapshot) -> list[dict[str, Any]]:
-        """The chunk rows, read again from the source when set-up freed them."""
+        """The chunk rows, read again from the source when set-up freed them or read only the file
+        rows (a receipt's read, when the cache turns out to lack an index)."""
         if snapshot.chunk_rows is not None:
             return snapshot.chunk_rows
-        return self.resolver.load(snapshot.repo, snapshot.commit).chunk_rows or []
+        return self.resolver.load(snapshot.repo, snapshot.commit, whole=True).chunk_rows or []
 
     def _event(self, snapshot: Snapshot, kind: str, source: str, started: float) -> None:
         self.events.append({"snapshot": snapshot.key, "kind": kind, "source": source, "files": len(snapshot.texts),

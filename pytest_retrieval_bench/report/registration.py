@@ -10,7 +10,7 @@ import hashlib
 import inspect
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import orjson
 
@@ -45,18 +45,20 @@ def _shown(path: Path, rootdir: Path) -> str:
         return str(path)
 
 
-def corpus_fingerprint(directory: Path, rootdir: Path, content_digests: bool) -> dict[str, Any]:
+def corpus_fingerprint(directory: Path, rootdir: Path, content_digests: bool,
+                       digest_of: Callable[[Path], str] = file_sha256) -> dict[str, Any]:
     """A corpus directory's identity: the sha256 of each chunk file (and of the manifest).
 
-    Hashing reads every chunk file once per run (about a second per GB); a worker process,
-    which never writes the registration, records only the listing.
+    Hashing reads every chunk file (about a second per GB) unless `digest_of` remembers the
+    digests of untouched files; a worker process, which never writes the registration, records
+    only the listing.
     """
     manifest = directory / "corpus_manifest.jsonl"
     files = sorted(p for p in directory.rglob("*") if p.is_file() and ".chunks.jsonl" in p.name)
     fingerprint: dict[str, Any] = {"path": _shown(directory, rootdir), "chunk_files": len(files)}
     if content_digests:
-        fingerprint["manifest_sha256"] = file_sha256(manifest) if manifest.is_file() else None
-        fingerprint["chunk_files_sha256"] = {p.relative_to(directory).as_posix(): file_sha256(p) for p in files}
+        fingerprint["manifest_sha256"] = digest_of(manifest) if manifest.is_file() else None
+        fingerprint["chunk_files_sha256"] = {p.relative_to(directory).as_posix(): digest_of(p) for p in files}
     return fingerprint
 
 
@@ -75,12 +77,13 @@ def corvint_registration(arm_names: Sequence[str], arms: dict[str, Arm]) -> dict
 
 
 def build_registration(settings: Any, loaded: Sequence[Any], arm_names: Sequence[str], arms: dict[str, Arm], version: str,
-                       tokenizer_version: str, rootdir: Path, content_digests: bool = True) -> dict[str, Any]:
+                       tokenizer_version: str, rootdir: Path, content_digests: bool = True,
+                       digest_of: Callable[[Path], str] = file_sha256) -> dict[str, Any]:
     return {
         "plugin_version": version,
         "tokenizer_version": tokenizer_version,
         "samples": [{"path": _shown(item.path, rootdir), "sha256": item.digest} for item in loaded],
-        "corpus": [corpus_fingerprint(directory, rootdir, content_digests) for directory in settings.corpus if directory.is_dir()],
+        "corpus": [corpus_fingerprint(directory, rootdir, content_digests, digest_of) for directory in settings.corpus if directory.is_dir()],
         "snapshots": {key: _shown(path, rootdir) for key, path in sorted(settings.snapshots.items())},
         "repos": _shown(settings.repos, rootdir) if settings.repos else None,
         "arms": list(arm_names),

@@ -1,0 +1,69 @@
+"""The sha256 of corpus files, remembered across runs while a file is untouched.
+
+The registration names every chunk file of a corpus by its sha256, so each run would hash the
+whole corpus (about a second per GB) even to run one sample. Like git's index, a digest is kept
+with the file's status (device, inode, size, modification and change times in nanoseconds) and
+used again only while that status is the same; a write to the file changes its change time,
+which no user call can set back. As in git, a file changed in the last seconds is "racy" (the
+clock's tick may not have moved between two writes) and is hashed anew each time. Digests live
+beside the index cache and go with it (`--bench-no-cache` hashes every file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+
+import orjson
+
+from pytest_retrieval_bench.index.cache import write_entry
+from pytest_retrieval_bench.samples.load import file_sha256
+
+#: a file whose modification or change time is this close to now is hashed every time
+RACY_SECONDS = 3.0
+
+
+def _status(path: Path) -> list[int]:
+    status = os.stat(path)
+    return [status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns]
+
+
+class FileDigests:
+    """Digests under `directory/<k[:2]>/<k>.digest`, `k` the sha256 of the resolved path."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+
+    def _entry(self, path: Path) -> Path:
+        key = hashlib.sha256(os.fsencode(path.resolve())).hexdigest()
+        return self.directory / key[:2] / f"{key}.digest"
+
+    def sha256(self, path: Path) -> str:
+        """The file's sha256: remembered when its status is unchanged, else computed (and kept
+        unless the file is racy or changed while it was hashed)."""
+        try:
+            before = _status(path)
+            entry = self._entry(path)
+        except OSError:
+            return file_sha256(path)  # names the file and why it cannot be read
+        try:
+            kept = orjson.loads(entry.read_bytes())
+            if kept["path"] == os.fsdecode(path.resolve()) and kept["status"] == before and not self._racy(before):
+                return str(kept["sha256"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        digest = file_sha256(path)
+        try:
+            after = _status(path)
+        except OSError:
+            return digest
+        if after == before and not self._racy(after):
+            write_entry(entry, orjson.dumps({"path": os.fsdecode(path.resolve()), "status": after, "sha256": digest}))
+        return digest
+
+    @staticmethod
+    def _racy(status: list[int]) -> bool:
+        newest = max(status[3], status[4]) / 1e9
+        return time.time() - newest < RACY_SECONDS

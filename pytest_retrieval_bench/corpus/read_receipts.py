@@ -1,0 +1,98 @@
+"""Receipts of full chunk-file reads, so a warm run parses only the file rows.
+
+A release's chunk file is mostly symbol rows, and once the index cache holds its indexes a run
+needs only the file rows (the tree) and the digests that key the cache. Reading every row again
+to learn those costs most of a warm run. A receipt records what a full, validated read of the
+file gave: its row count, which lines are file rows, the snapshot's digests, and the sha256 of
+every byte read.
+
+A receipt is found by the file's identity (resolved path, device, inode, size, modification
+time) and is never trusted on that alone: the warm read hashes every byte it reads and, when the
+sha256 differs from the receipt's, the file is read in full again. The same bytes give the same
+rows, so every check the full read made (paths, orphans, duplicates, promises) holds for them.
+Receipts live beside the index cache and go with it (`--bench-no-cache` uses none).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import orjson
+
+from pytest_retrieval_bench import __version__
+from pytest_retrieval_bench.index.cache import write_entry
+
+FORMAT = "rb-read-1"
+MAGIC = b"RBREAD1\n"
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What a full read of one chunk file's bytes gave."""
+
+    sha256: str
+    rows: int
+    #: [line number, first byte, end byte] of each file row, in file order
+    file_rows: Sequence[Sequence[int]]
+    files_digest: str
+    content_digest: str
+
+
+def identity(path: Path) -> str | None:
+    """The key of the file as it is now, or None when it cannot be stat'ed (the read will say why)."""
+    try:
+        status = path.stat()
+        resolved = path.resolve()
+    except OSError:
+        return None
+    text = f"{FORMAT}\0{__version__}\0{resolved}\0{status.st_dev}\0{status.st_ino}\0{status.st_size}\0{status.st_mtime_ns}"
+    return hashlib.sha256(text.encode("utf-8", errors="surrogateescape")).hexdigest()
+
+
+def encode(key: str, receipt: Receipt) -> bytes:
+    body = orjson.dumps({"key": key, "sha256": receipt.sha256, "rows": receipt.rows, "file_rows": [list(row) for row in receipt.file_rows],
+                         "files_digest": receipt.files_digest, "content_digest": receipt.content_digest})
+    return MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+
+
+def decode(key: str, data: bytes) -> Receipt:
+    """Raises ValueError on anything unexpected, so a damaged receipt is never used."""
+    if not data.startswith(MAGIC):
+        raise ValueError("bad magic")
+    checksum, _, body = data[len(MAGIC):].partition(b"\n")
+    if hashlib.sha256(body).hexdigest().encode() != checksum:
+        raise ValueError("checksum mismatch")
+    fields = orjson.loads(body)
+    if fields.get("key") != key:
+        raise ValueError("key mismatch")
+    file_rows = fields["file_rows"]
+    if file_rows:  # checked at C speed: tens of thousands of rows
+        table = np.array(file_rows).reshape(-1, 3)
+        if table.dtype.kind != "i" or table.min() < 0 or (np.diff(table[:, 0]) <= 0).any() or (table[:, 2] <= table[:, 1]).any() \
+                or (table[1:, 1] < table[:-1, 2]).any():
+            raise ValueError("file rows are not increasing, disjoint line ranges")
+    return Receipt(sha256=str(fields["sha256"]), rows=int(fields["rows"]), file_rows=file_rows,
+                   files_digest=str(fields["files_digest"]), content_digest=str(fields["content_digest"]))
+
+
+class ReadReceipts:
+    """Receipts under `directory/<key[:2]>/<key>.receipt`, written like index cache entries."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.receipt"
+
+    def load(self, key: str) -> Receipt | None:
+        try:
+            return decode(key, self._path(key).read_bytes())
+        except (OSError, ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+            return None
+
+    def store(self, key: str, receipt: Receipt) -> None:
+        write_entry(self._path(key), encode(key, receipt))

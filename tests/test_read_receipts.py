@@ -1,0 +1,222 @@
+"""Receipts of full chunk-file reads, and remembered corpus-file digests: they only save time.
+
+A read by receipt must give the snapshot a full read gives (texts, other paths, row count and
+both digests), and must fall back to a full read whenever the bytes are not the receipt's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+
+from pytest_retrieval_bench.corpus import file_digests as file_digests_module
+from pytest_retrieval_bench.corpus.chunks import read_chunk_file
+from pytest_retrieval_bench.corpus.copies import PrivateCopies
+from pytest_retrieval_bench.corpus.file_digests import FileDigests
+from pytest_retrieval_bench.corpus.read_receipts import Receipt, ReadReceipts, decode, encode, identity
+from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
+from pytest_retrieval_bench.corpus.snapshot import Snapshot
+from pytest_retrieval_bench.corpus.store import SnapshotStore
+from pytest_retrieval_bench.index.cache import IndexCache
+from pytest_retrieval_bench.index.postings import ChunkIndex
+from pytest_retrieval_bench.samples.load import file_sha256
+
+REPO, COMMIT = "acme/widgets", "c" * 40
+
+
+def release_rows() -> list[dict[str, Any]]:
+    def file_row(path: str, text: str) -> dict[str, Any]:
+        return {"path": path, "kind": "file", "text": text, "symbol": "", "chunk_id": f"{path}::file", "start_line": 1}
+
+    def symbol_row(path: str, symbol: str, text: str, line: int) -> dict[str, Any]:
+        return {"path": path, "kind": "function", "text": text, "symbol": symbol, "chunk_id": f"{path}::{symbol}", "start_line": line}
+
+    return [
+        file_row("src/app.py", "def parse_config(path):\n    return load(path)\n\ndef main():\n    parse_config('x')\n"),
+        symbol_row("src/app.py", "parse_config", "def parse_config(path):\n    return load(path)", 1),
+        symbol_row("src/app.py", "main", "def main():\n    parse_config('x')", 4),
+        file_row("README.md", "Widgets: parse configs fast.\n"),
+        file_row("assets/logo.bin", "PNG\x00\x01binary"),  # a file row whose text holds NUL: a path without text
+        file_row("src/util/io.py", "import os\n\ndef load(path):\n    return open(path).read()\n"),
+        symbol_row("src/util/io.py", "load", "def load(path):\n    return open(path).read()", 3),
+    ]
+
+
+def write_chunk_file(directory: Path, rows: list[dict[str, Any]], compress: bool = False, blank_lines: bool = True) -> Path:
+    lines = [json.dumps(row) + "\n" for row in rows]
+    if blank_lines:
+        lines.insert(2, "\n")
+    data = "".join(lines).encode()
+    path = directory / "acme__widgets" / f"{COMMIT}.chunks.jsonl{'.zst' if compress else ''}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(zstandard.ZstdCompressor().compress(data) if compress else data)
+    return path
+
+
+def same_tree(found: Snapshot, expected: Snapshot) -> None:
+    assert found.texts == expected.texts
+    assert found.other_paths == expected.other_paths
+    assert found.row_count == expected.row_count == len(expected.chunk_rows or ())
+    assert found.files_digest() == expected.files_digest()
+    assert found.content_digest() == expected.content_digest()
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "zstd"])
+def test_a_read_by_receipt_gives_the_snapshot_of_a_full_read(tmp_path: Path, compress: bool) -> None:
+    path = write_chunk_file(tmp_path / "corpus", release_rows(), compress=compress)
+    receipts = ReadReceipts(tmp_path / "reads")
+    full = read_chunk_file(path, REPO, COMMIT)
+    first = read_chunk_file(path, REPO, COMMIT, receipts)
+    assert first.chunk_rows == full.chunk_rows, "the first read is a full read, and leaves a receipt"
+    stored = receipts.load(identity(path) or "")
+    assert stored is not None and stored.rows == 7 and [row[0] for row in stored.file_rows] == [1, 5, 6, 7]  # line 3 is blank
+
+    again = read_chunk_file(path, REPO, COMMIT, receipts)
+    assert again.chunk_rows is None and again.has_rows, "the file rows only: a release whose rows are not held"
+    same_tree(again, full)
+    assert full.other_paths == ("assets/logo.bin",)
+
+
+def test_changed_bytes_under_the_same_identity_are_read_in_full(tmp_path: Path) -> None:
+    """Same path, inode, size and modification time, other bytes: the sha256 catches it."""
+    rows = release_rows()
+    path = write_chunk_file(tmp_path / "corpus", rows)
+    receipts = ReadReceipts(tmp_path / "reads")
+    read_chunk_file(path, REPO, COMMIT, receipts)
+    before = path.stat()
+    data = path.read_bytes()
+    changed = data.replace(b"parse configs fast", b"parse configs slow")
+    assert len(changed) == len(data) and changed != data
+    with path.open("r+b") as handle:  # in place: the inode stays
+        handle.write(changed)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert identity(path) is not None and receipts.load(identity(path) or "") is not None, "the receipt is still found"
+
+    snapshot = read_chunk_file(path, REPO, COMMIT, receipts)
+    assert snapshot.chunk_rows is not None, "read in full"
+    assert snapshot.texts["README.md"] == "Widgets: parse configs slow.\n"
+    same_tree(snapshot, read_chunk_file(path, REPO, COMMIT))
+
+
+def test_a_damaged_or_lying_receipt_is_not_used(tmp_path: Path) -> None:
+    path = write_chunk_file(tmp_path / "corpus", release_rows())
+    receipts = ReadReceipts(tmp_path / "reads")
+    full = read_chunk_file(path, REPO, COMMIT, receipts)
+    key = identity(path) or ""
+    stored = receipts.load(key)
+    assert stored is not None
+    entry = next((tmp_path / "reads").rglob("*.receipt"))
+
+    entry.write_bytes(entry.read_bytes()[:-5] + b"xxxxx")  # damaged: its checksum fails
+    assert receipts.load(key) is None
+    assert read_chunk_file(path, REPO, COMMIT, receipts).chunk_rows is not None
+    assert receipts.load(key) == stored, "the full read writes the receipt again"
+
+    # well formed, but naming a symbol row's line as a file row: the read by receipt gives up
+    lying = Receipt(sha256=stored.sha256, rows=stored.rows, file_rows=[[2, stored.file_rows[0][2], stored.file_rows[1][1]]],
+                    files_digest=stored.files_digest, content_digest=stored.content_digest)
+    receipts.store(key, lying)
+    snapshot = read_chunk_file(path, REPO, COMMIT, receipts)
+    assert snapshot.chunk_rows is not None
+    same_tree(snapshot, full)
+
+
+@pytest.mark.parametrize("file_rows", [
+    [[2, 0, 10], [1, 10, 20]],  # lines not increasing
+    [[1, 0, 10], [2, 5, 20]],  # byte ranges overlap
+    [[1, 0, 0]],  # empty range
+    [[1, 0, 10.5]],  # not integers
+    [[1, -1, 10]],
+    [[1, 0]],
+])
+def test_receipts_with_impossible_file_rows_are_refused(file_rows: list[list[Any]]) -> None:
+    receipt = Receipt(sha256="0" * 64, rows=3, file_rows=file_rows, files_digest="a", content_digest="b")
+    with pytest.raises(ValueError):
+        decode("k", encode("k", receipt))
+
+
+def test_a_receipt_is_for_its_key_only() -> None:
+    receipt = Receipt(sha256="0" * 64, rows=1, file_rows=[[1, 0, 10]], files_digest="a", content_digest="b")
+    assert decode("k", encode("k", receipt)) == Receipt(sha256="0" * 64, rows=1, file_rows=[[1, 0, 10]], files_digest="a", content_digest="b")
+    with pytest.raises(ValueError, match="key"):
+        decode("other", encode("k", receipt))
+
+
+def test_the_store_reads_the_rows_again_when_the_cache_lacks_an_index(tmp_path: Path) -> None:
+    """Receipt found, index entry gone: the chunk index is built from the rows, read again in full."""
+    corpus = tmp_path / "corpus"
+    write_chunk_file(corpus, release_rows())
+
+    def store(cache: Path, receipts: ReadReceipts | None) -> SnapshotStore:
+        return SnapshotStore(SnapshotResolver(corpus_dirs=[corpus], receipts=receipts), PrivateCopies(tmp_path / "copies", owned_root=None), IndexCache(cache))
+
+    reference = store(tmp_path / "cache-a", None).open(REPO, COMMIT, ["chunks", "lexical"]).chunk_index()
+    receipts = ReadReceipts(tmp_path / "reads")
+    store(tmp_path / "cache-b", receipts).open(REPO, COMMIT, ["chunks", "lexical"])  # leaves a receipt and the entries
+    second = store(tmp_path / "cache-c", receipts)  # an empty index cache
+    snapshot = second.open(REPO, COMMIT, ["chunks", "lexical"])
+    built = [event for event in second.drain_events() if event["source"] == "built"]
+    assert sorted(event["kind"] for event in built) == ["chunks", "lexical"]
+    assert_same_chunk_index(snapshot.chunk_index(), reference)
+
+    cached = store(tmp_path / "cache-b", receipts)
+    from_cache = cached.open(REPO, COMMIT, ["chunks", "lexical"])
+    assert {event["source"] for event in cached.drain_events()} == {"cache"}
+    assert from_cache.chunk_rows is None
+    assert_same_chunk_index(from_cache.chunk_index(), reference)
+
+
+def assert_same_chunk_index(found: ChunkIndex, expected: ChunkIndex) -> None:
+    assert found.paths == expected.paths and found.symbols == expected.symbols and found.chunk_ids == expected.chunk_ids
+    for name in ("tiebreak", "token_counts", "distinct_counts"):
+        assert getattr(found, name).tolist() == getattr(expected, name).tolist(), name
+    values, reference = found.label_values, expected.label_values
+    assert values.paths == reference.paths and values.symbols == reference.symbols and values.basenames == reference.basenames
+    assert values.path_ids.tolist() == reference.path_ids.tolist() and values.symbol_ids.tolist() == reference.symbol_ids.tolist()
+
+
+# -- remembered corpus-file digests ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def not_racy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(file_digests_module, "RACY_SECONDS", 0.0)
+
+
+def test_a_digest_is_remembered_while_the_file_is_untouched(tmp_path: Path, not_racy: None) -> None:
+    path = tmp_path / "a.chunks.jsonl"
+    path.write_bytes(b'{"path": "a"}\n')
+    digests = FileDigests(tmp_path / "digests")
+    assert digests.sha256(path) == file_sha256(path)
+    entries = list((tmp_path / "digests").rglob("*.digest"))
+    assert len(entries) == 1
+    # a remembered digest is returned as kept: prove it by planting another value under the same status
+    kept = json.loads(entries[0].read_bytes())
+    entries[0].write_text(json.dumps({**kept, "sha256": "f" * 64}))
+    assert digests.sha256(path) == "f" * 64
+
+
+def test_a_written_file_is_hashed_again_even_with_its_old_times(tmp_path: Path, not_racy: None) -> None:
+    path = tmp_path / "a.chunks.jsonl"
+    path.write_bytes(b'{"path": "a"}\n')
+    digests = FileDigests(tmp_path / "digests")
+    digests.sha256(path)
+    before = path.stat()
+    with path.open("r+b") as handle:  # same size, same inode; modification time put back
+        handle.write(b'{"path": "b"}\n')
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert digests.sha256(path) == file_sha256(path), "the change time moved, so the digest is computed again"
+
+
+def test_a_racy_file_is_never_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(file_digests_module, "RACY_SECONDS", 3600.0)
+    path = tmp_path / "a.chunks.jsonl"
+    path.write_bytes(b'{"path": "a"}\n')
+    digests = FileDigests(tmp_path / "digests")
+    assert digests.sha256(path) == file_sha256(path)
+    assert not list((tmp_path / "digests").rglob("*.digest"))
