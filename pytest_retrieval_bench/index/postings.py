@@ -12,6 +12,7 @@ import io
 from array import array
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import accumulate, chain, repeat
 from pathlib import PurePosixPath
 from typing import Any, Iterable, Protocol
@@ -272,12 +273,9 @@ class LexicalIndex:
             words=word_postings,
         )
 
-    @property
+    @cached_property
     def lowered_paths(self) -> list[str]:
-        cached = self.__dict__.get("_lowered")
-        if cached is None:
-            cached = self.__dict__["_lowered"] = [path.lower() for path in self.paths]
-        return cached
+        return [path.lower() for path in self.paths]
 
 
 def chunk_parts(row: dict[str, Any], with_text: bool = True) -> list[str]:
@@ -421,19 +419,13 @@ class LabelValues:
         return cls(path_ids=path_of_row, paths=list(path_ids), basenames=[PurePosixPath(path).name.lower() for path in path_ids],
                    symbol_ids=symbol_of_row, symbols=list(symbol_ids))
 
-    @property
+    @cached_property
     def lowered_paths(self) -> list[str]:
-        cached = self.__dict__.get("_lowered_paths")
-        if cached is None:
-            cached = self.__dict__["_lowered_paths"] = [path.lower() for path in self.paths]
-        return cached
+        return [path.lower() for path in self.paths]
 
-    @property
+    @cached_property
     def lowered_symbols(self) -> list[str]:
-        cached = self.__dict__.get("_lowered_symbols")
-        if cached is None:
-            cached = self.__dict__["_lowered_symbols"] = [symbol.lower() for symbol in self.symbols]
-        return cached
+        return [symbol.lower() for symbol in self.symbols]
 
     def row_paths(self) -> list[str]:
         """Each row's path, from the ids (the one string of each distinct path, shared)."""
