@@ -15,6 +15,9 @@ import random
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from pytest_retrieval_bench.samples.reader import iter_sample_lines
 from pytest_retrieval_bench.scoring import budgets as budgets_module
 from pytest_retrieval_bench.scoring.budgets import (
@@ -280,3 +283,24 @@ def test_the_module_needs_only_the_standard_library() -> None:
     imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
     assert imported <= {"__future__", "re", "dataclasses", "typing"}
+
+
+CODE_LIKE = st.text(alphabet=st.sampled_from("aZ_09x7 \t\n\x0b\x0c\r\x1c\x1f\x00\x7f.:=+(){}[]\"'#é"), max_size=300)
+
+
+@given(text=CODE_LIKE, repeat=st.integers(min_value=1, max_value=60))
+@settings(max_examples=300, deadline=None)
+def test_counting_long_ascii_texts_by_classes_equals_the_regex(text: str, repeat: int) -> None:
+    """Long ASCII texts are counted without the regex: the count must be the regex's, including
+    digit-led runs (`12ab` is two tokens, also at the very start), `\\x1c`-`\\x1f` (spaces to
+    `\\s`) and control characters."""
+    long_text = (text * repeat)[:20_000]
+    assert count_tokens(long_text) == len(budgets_module._TOKEN.findall(long_text))
+
+
+def test_class_count_on_real_source_equals_the_regex() -> None:
+    root = Path(json.__file__).parent.parent  # the standard library's sources
+    texts = [path.read_text(encoding="utf-8", errors="replace") for path in sorted(root.glob("*.py"))[:200]]
+    for text in texts:
+        assert count_tokens(text) == len(budgets_module._TOKEN.findall(text))
+    assert sum(len(text) >= budgets_module._BYTES_FROM and text.isascii() for text in texts) > 50, "most are counted by classes"

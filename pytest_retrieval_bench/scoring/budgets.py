@@ -31,10 +31,34 @@ BCY_NAMES = tuple(f"bcy@{budget}" for budget in BCY_BUDGETS)
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[^A-Za-z0-9_\s]")
 
+# ASCII texts are counted on a copy with one byte per character class: " " for what `\s` matches
+# in a str pattern, "0" for digits, "a" for letters and `_`, "." for every other character
+_CLASSES = bytearray(b"." * 128)
+_CLASSES[0x09:0x0E] = b" " * 5
+_CLASSES[0x1C:0x21] = b" " * 5
+_CLASSES[ord("0") : ord("9") + 1] = b"0" * 10
+for _letter in b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_":
+    _CLASSES[_letter] = ord("a")
+_CLASSES_TABLE = bytes(_CLASSES) + b"." * 128
+_DIGIT_LED = re.compile(rb"[ .]0+a")
+_BYTES_FROM = 256  # below this many characters the regex is as fast
+
 
 def count_tokens(text: str) -> int:
-    """Number of `regex_code_tokenizer_v1` tokens in `text`."""
-    return len(_TOKEN.findall(text)) if text else 0
+    """Number of `regex_code_tokenizer_v1` tokens in `text`.
+
+    Scoring counts every ranked file of a snapshot. An ASCII text of some size is counted from its
+    character classes with C-speed byte counts, instead of materialising each token as a string
+    (the regex's own result): every `.` is a token; every run of word characters is one
+    (`[A-Za-z_][A-Za-z0-9_]*` takes a run that starts with a letter or `_`), or two when it starts
+    with digits and goes on into a letter or `_` (`[0-9]+`, then an identifier for the rest)."""
+    if not text:
+        return 0
+    if len(text) < _BYTES_FROM or not text.isascii():
+        return len(_TOKEN.findall(text))
+    classes = (" " + text).encode("ascii").translate(_CLASSES_TABLE)  # a space first: every run has a character before it
+    runs = classes.count(b" a") + classes.count(b" 0") + classes.count(b".a") + classes.count(b".0")
+    return classes.count(b".") + runs + len(_DIGIT_LED.findall(classes))
 
 
 def header_tokens(path: str) -> int:
