@@ -1,7 +1,7 @@
 """Receipts of full chunk-file reads, and remembered corpus-file digests: they only save time.
 
 A read by receipt must give the snapshot a full read gives (texts, other paths, row count and
-both digests), and must fall back to a full read whenever the bytes are not the receipt's.
+both digests), and must fall back to a full read whenever the file's digest is not the receipt's.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def same_tree(found: Snapshot, expected: Snapshot) -> None:
 @pytest.mark.parametrize("compress", [False, True], ids=["plain", "zstd"])
 def test_a_read_by_receipt_gives_the_snapshot_of_a_full_read(tmp_path: Path, compress: bool) -> None:
     path = write_chunk_file(tmp_path / "corpus", release_rows(), compress=compress)
-    receipts = ReadReceipts(tmp_path / "reads")
+    receipts = ReadReceipts(tmp_path / "reads", FileDigests(tmp_path / "digests"))
     full = read_chunk_file(path, REPO, COMMIT)
     first = read_chunk_file(path, REPO, COMMIT, receipts)
     assert first.chunk_rows == full.chunk_rows, "the first read is a full read, and leaves a receipt"
@@ -82,11 +82,12 @@ def test_a_read_by_receipt_gives_the_snapshot_of_a_full_read(tmp_path: Path, com
     assert full.other_paths == ("assets/logo.bin",)
 
 
-def test_changed_bytes_under_the_same_identity_are_read_in_full(tmp_path: Path) -> None:
-    """Same path, inode, size and modification time, other bytes: the sha256 catches it."""
+def test_changed_bytes_under_the_same_identity_are_read_in_full(tmp_path: Path, not_racy: None) -> None:
+    """Same path, inode, size and modification time, other bytes: the receipt is found, but the
+    write moved the change time, so the file is hashed again and its digest is not the receipt's."""
     rows = release_rows()
     path = write_chunk_file(tmp_path / "corpus", rows)
-    receipts = ReadReceipts(tmp_path / "reads")
+    receipts = ReadReceipts(tmp_path / "reads", FileDigests(tmp_path / "digests"))
     read_chunk_file(path, REPO, COMMIT, receipts)
     before = path.stat()
     data = path.read_bytes()
@@ -100,12 +101,26 @@ def test_changed_bytes_under_the_same_identity_are_read_in_full(tmp_path: Path) 
     snapshot = read_chunk_file(path, REPO, COMMIT, receipts)
     assert snapshot.chunk_rows is not None, "read in full"
     assert snapshot.texts["README.md"] == "Widgets: parse configs slow.\n"
+    assert receipts.load(identity(path) or "").sha256 == file_sha256(path), "and the receipt is made anew"
     same_tree(snapshot, read_chunk_file(path, REPO, COMMIT))
+
+
+def test_a_receipt_of_other_bytes_is_not_used(tmp_path: Path) -> None:
+    path = write_chunk_file(tmp_path / "corpus", release_rows())
+    receipts = ReadReceipts(tmp_path / "reads", FileDigests(tmp_path / "digests"))
+    read_chunk_file(path, REPO, COMMIT, receipts)
+    key = identity(path) or ""
+    stored = receipts.load(key)
+    assert stored is not None and stored.sha256 == file_sha256(path)
+    receipts.store(key, Receipt(sha256="0" * 64, rows=stored.rows, file_rows=stored.file_rows,
+                                files_digest=stored.files_digest, content_digest=stored.content_digest))
+    assert read_chunk_file(path, REPO, COMMIT, receipts).chunk_rows is not None, "read in full"
+    assert receipts.load(key) == stored
 
 
 def test_a_damaged_or_lying_receipt_is_not_used(tmp_path: Path) -> None:
     path = write_chunk_file(tmp_path / "corpus", release_rows())
-    receipts = ReadReceipts(tmp_path / "reads")
+    receipts = ReadReceipts(tmp_path / "reads", FileDigests(tmp_path / "digests"))
     full = read_chunk_file(path, REPO, COMMIT, receipts)
     key = identity(path) or ""
     stored = receipts.load(key)
@@ -156,7 +171,7 @@ def test_the_store_reads_the_rows_again_when_the_cache_lacks_an_index(tmp_path: 
         return SnapshotStore(SnapshotResolver(corpus_dirs=[corpus], receipts=receipts), PrivateCopies(tmp_path / "copies", owned_root=None), IndexCache(cache))
 
     reference = store(tmp_path / "cache-a", None).open(REPO, COMMIT, ["chunks", "lexical"]).chunk_index()
-    receipts = ReadReceipts(tmp_path / "reads")
+    receipts = ReadReceipts(tmp_path / "reads", FileDigests(tmp_path / "digests"))
     store(tmp_path / "cache-b", receipts).open(REPO, COMMIT, ["chunks", "lexical"])  # leaves a receipt and the entries
     second = store(tmp_path / "cache-c", receipts)  # an empty index cache
     snapshot = second.open(REPO, COMMIT, ["chunks", "lexical"])
@@ -195,10 +210,11 @@ def test_a_digest_is_remembered_while_the_file_is_untouched(tmp_path: Path, not_
     assert digests.sha256(path) == file_sha256(path)
     entries = list((tmp_path / "digests").rglob("*.digest"))
     assert len(entries) == 1
-    # a remembered digest is returned as kept: prove it by planting another value under the same status
+    # a remembered digest is returned as kept (by the next run): prove it by planting another value under the same status
     kept = json.loads(entries[0].read_bytes())
     entries[0].write_text(json.dumps({**kept, "sha256": "f" * 64}))
-    assert digests.sha256(path) == "f" * 64
+    assert digests.sha256(path) == file_sha256(path), "this run remembers what it hashed"
+    assert FileDigests(tmp_path / "digests").sha256(path) == "f" * 64
 
 
 def test_a_written_file_is_hashed_again_even_with_its_old_times(tmp_path: Path, not_racy: None) -> None:

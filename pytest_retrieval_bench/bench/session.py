@@ -7,8 +7,9 @@ reports and write the report; a `worker` runs items and attaches records to its 
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 import pytest
 
@@ -116,7 +117,7 @@ class BenchSession:
         self._require_snapshot_source()
         self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache())
         self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION,
-                                               config.rootpath, content_digests=role != "worker", digest_of=self._file_digest())
+                                               config.rootpath, content_digests=role != "worker", digest_of=self._file_digests.sha256 if self._file_digests else file_sha256)
         self.matched: dict[str, MatchedLatency] = self._matched_arms()
         if self.matched:
             selected = [sample.id for loaded in self.loaded for sample in loaded.samples]
@@ -224,13 +225,15 @@ class BenchSession:
     def _index_cache(self) -> IndexCache | None:
         return None if self.settings.no_cache else IndexCache(self.cache_dir() / "index")
 
-    def _file_digest(self) -> Callable[[Path], str]:
-        """How the registration hashes corpus files: remembered beside the index cache when there is one."""
-        return file_sha256 if self.settings.no_cache else FileDigests(self.cache_dir() / "digests").sha256
+    @cached_property
+    def _file_digests(self) -> FileDigests | None:
+        """Corpus files' sha256, remembered beside the index cache when there is one: the registration
+        names them, and read receipts are checked against them (one hash of each file a run)."""
+        return None if self.settings.no_cache else FileDigests(self.cache_dir() / "digests")
 
     def _resolver(self) -> SnapshotResolver:
         resolver = SnapshotResolver(explicit=dict(self.settings.snapshots), corpus_dirs=list(self.settings.corpus), repos_dir=self.settings.repos,
-                                    receipts=None if self.settings.no_cache else ReadReceipts(self.cache_dir() / "reads"))
+                                    receipts=ReadReceipts(self.cache_dir() / "reads", self._file_digests) if self._file_digests else None)
         for loaded in self.loaded:  # a relevance fixture names its own corpus directory; --bench-snapshot still wins
             for key, directory in loaded.snapshots.items():
                 resolver.explicit.setdefault(key, directory)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import mmap
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -89,18 +88,17 @@ def read_chunk_file(path: Path, repo: str, commit: str, receipts: ReadReceipts |
 
     A row with an absolute path, a `..` component or a repeated file path is a corpus error
     naming the file and line: it is never written anywhere. With `receipts`, a file read in full
-    before (the same bytes, checked by sha256) is read for its file rows only, and a full read
-    leaves a receipt.
+    before (the same bytes: its sha256 is the receipt's) is read for its file rows only, and a
+    full read leaves a receipt.
     """
     key = identity(path) if receipts is not None else None
     try:
         if receipts is not None and key is not None:
             receipt = receipts.load(key)
-            if receipt is not None:
+            if receipt is not None and receipts.digests.sha256(path) == receipt.sha256:
                 snapshot = _read_tree_rows(path, repo, commit, receipt)
                 if snapshot is not None:
                     return snapshot
-        digest = hashlib.sha256() if key is not None else None
         tree = _TreeRows(str(path))
         rows: list[dict[str, Any]] = []
         file_rows: list[tuple[int, int, int]] = []
@@ -108,8 +106,6 @@ def read_chunk_file(path: Path, repo: str, commit: str, receipts: ReadReceipts |
         offset = 0
         for line in iter_sample_lines(path):
             start, offset = offset, offset + len(line.text)
-            if digest is not None:
-                digest.update(line.text)
             if line.text.isspace():  # a blank line (never empty: it holds its newline); no copy of a long line
                 continue
             row = tree.parse(line)
@@ -128,22 +124,23 @@ def read_chunk_file(path: Path, repo: str, commit: str, receipts: ReadReceipts |
         raise SnapshotError(f"corpus error: {error}") from error
     snapshot = Snapshot(repo=repo, commit=commit, origin=str(path), texts=tree.texts, other_paths=tuple(sorted(tree.others)),
                         chunk_rows=rows, row_count=len(rows))
-    if receipts is not None and key is not None and digest is not None:
-        receipts.store(key, Receipt(sha256=digest.hexdigest(), rows=len(rows), file_rows=tuple(file_rows),
-                                    files_digest=snapshot.files_digest(), content_digest=snapshot.content_digest()))
+    if receipts is not None and key is not None:
+        sha256 = receipts.digests.sha256(path)
+        if identity(path) == key:  # unchanged since the read began: the digest is of the bytes read
+            receipts.store(key, Receipt(sha256=sha256, rows=len(rows), file_rows=tuple(file_rows),
+                                        files_digest=snapshot.files_digest(), content_digest=snapshot.content_digest()))
     return snapshot
 
 
 def _read_tree_rows(path: Path, repo: str, commit: str, receipt: Receipt) -> Snapshot | None:
-    """The snapshot from the file rows its receipt names, or None when the bytes are not those the
-    receipt was made from (then the caller reads the file in full, and reports what is wrong).
-
-    The bytes are hashed in one call and only the file rows' byte ranges are parsed."""
+    """The snapshot from the file rows its receipt names (only their byte ranges are parsed), or
+    None when they are not file rows (then the caller reads the file in full, and reports what is
+    wrong)."""
     source = str(path)
     tree = _TreeRows(source)
     try:
         with _whole_file(path) as data:
-            if hashlib.sha256(data).hexdigest() != receipt.sha256 or (receipt.file_rows and receipt.file_rows[-1][2] > len(data)):
+            if receipt.file_rows and receipt.file_rows[-1][2] > len(data):
                 return None
             for number, start, end in receipt.file_rows:
                 line = Line(source, number, data[start:end])

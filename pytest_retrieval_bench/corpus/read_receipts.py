@@ -7,10 +7,12 @@ file gave: its row count, which lines are file rows, the snapshot's digests, and
 every byte read.
 
 A receipt is found by the file's identity (resolved path, device, inode, size, modification
-time) and is never trusted on that alone: the warm read hashes every byte it reads and, when the
-sha256 differs from the receipt's, the file is read in full again. The same bytes give the same
-rows, so every check the full read made (paths, orphans, duplicates, promises) holds for them.
-Receipts live beside the index cache and go with it (`--bench-no-cache` uses none).
+time) and is used only when the file's sha256 (as stored, compressed or not) is the receipt's. That
+digest is the one the registration names (`FileDigests`: remembered while the file's status,
+change time included, is unchanged, as git's index does); otherwise the file is read in full
+again. The same bytes give the same rows, so every check the full read made (paths, orphans,
+duplicates, promises) holds for them. Receipts live beside the index cache and go with it
+(`--bench-no-cache` uses none).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import numpy as np
 import orjson
 
 from pytest_retrieval_bench import __version__
+from pytest_retrieval_bench.corpus.file_digests import FileDigests
 from pytest_retrieval_bench.index.cache import write_entry
 
 FORMAT = "rb-read-1"
@@ -80,10 +83,12 @@ def decode(key: str, data: bytes) -> Receipt:
 
 
 class ReadReceipts:
-    """Receipts under `directory/<key[:2]>/<key>.receipt`, written like index cache entries."""
+    """Receipts under `directory/<key[:2]>/<key>.receipt`, written like index cache entries;
+    `digests` gives the sha256 a receipt is checked against."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, digests: FileDigests):
         self.directory = directory
+        self.digests = digests
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.receipt"
