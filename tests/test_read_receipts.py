@@ -236,3 +236,17 @@ def test_a_racy_file_is_never_remembered(tmp_path: Path, monkeypatch: pytest.Mon
     digests = FileDigests(tmp_path / "digests")
     assert digests.sha256(path) == file_sha256(path)
     assert not list((tmp_path / "digests").rglob("*.digest"))
+
+
+def test_without_an_index_cache_the_rows_are_never_hashed(tmp_path: Path) -> None:
+    """The content digest only keys the cache; with `--bench-no-cache` hashing 400,000 rows is waste."""
+    corpus = tmp_path / "corpus"
+    write_chunk_file(corpus, release_rows())
+    store = SnapshotStore(SnapshotResolver(corpus_dirs=[corpus]), PrivateCopies(tmp_path / "copies", owned_root=None), None)
+    snapshot = store.open(REPO, COMMIT, ["chunks", "lexical", "repomap"])
+    assert snapshot.chunk_rows is None and snapshot._digest is None
+    with pytest.raises(RuntimeError, match="before the chunk rows were freed"):
+        snapshot.content_digest()  # never a digest of the files alone passed off as the rows'
+    assert_same_chunk_index(snapshot.chunk_index(), SnapshotStore(
+        SnapshotResolver(corpus_dirs=[corpus]), PrivateCopies(tmp_path / "copies", owned_root=None), IndexCache(tmp_path / "cache"),
+    ).open(REPO, COMMIT, ["chunks"]).chunk_index())

@@ -54,6 +54,8 @@ class Snapshot:
     _chunks: Any = field(default=None, repr=False)
     _repomap: Any = field(default=None, repr=False)
     rows_dropped: bool = field(default=False, repr=False)
+    #: whether anything keys on `content_digest` (an index cache): without one, the rows are never hashed
+    digest_wanted: bool = field(default=True, repr=False)
     _token_counts: Any = field(default=None, repr=False)
 
     @property
@@ -82,7 +84,8 @@ class Snapshot:
         if getattr(self, attribute) is None:
             if self.index_loader is None:
                 raise RuntimeError("this snapshot has no index loader")
-            self.content_digest()  # before the rows that feed it may be freed
+            if self.digest_wanted:
+                self.content_digest()  # before the rows that feed it may be freed
             setattr(self, attribute, self.index_loader(self, kind))
         return getattr(self, attribute)
 
@@ -108,7 +111,8 @@ class Snapshot:
     def drop_rows(self) -> None:
         """Free the chunk rows (a second copy of the text) once the indexes that read them exist."""
         if self.chunk_rows is not None:
-            self.content_digest()
+            if self.digest_wanted:
+                self.content_digest()
             self.chunk_rows = None
             self.rows_dropped = True
 
@@ -147,6 +151,8 @@ class Snapshot:
     def content_digest(self) -> str:
         """The files digest plus the chunk rows: keys the index cache (chunk rows feed an index)."""
         if self._digest is None:
+            if self.rows_dropped and self.chunk_rows is None:
+                raise RuntimeError(f"{self.key}: the content digest was not taken before the chunk rows were freed")
             digest = hashlib.sha256(self.files_digest().encode())
             for row in self.chunk_rows or ():
                 digest.update(b"\2" + hashlib.sha256(orjson.dumps(row, option=orjson.OPT_SORT_KEYS)).digest())
