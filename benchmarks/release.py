@@ -43,6 +43,11 @@ and Linux's ru_maxrss of a child is never below its parent's RSS at the fork).
    run's MB/s over the chunk text;
 6. the cold run's peak RSS in MB and as a multiple of the file-row text held once (UTF-8).
 
+With `--repeat N` every timed run (floor, start-up, cold, warm, each evaluator ranker) runs once
+per round, N rounds one after another, and each figure is the least CPU of its rounds: on a
+shared machine a slow spell adds time, never removes it, and with rounds it cannot fall on one
+side of a ratio only. The cache is filled once; every round's reports must agree.
+
 It prints figures, a table at the end, and asserts nothing. A child that fails makes it print
 the tail of its output and exit non-zero.
 """
@@ -82,6 +87,16 @@ class Child:
     wall: float
     rss_mb: float
     stdout: str
+    #: every round's CPU seconds, when this is the fastest of several runs
+    all_cpu: tuple[float, ...] = ()
+
+
+def fastest(runs: list[Child]) -> Child:
+    """The run of least CPU (interference only ever adds time), with the peak RSS of them all and
+    every run's CPU kept for printing."""
+    best = min(runs, key=lambda child: child.cpu)
+    return Child(best.cpu, min(child.wall for child in runs), max(child.rss_mb for child in runs), best.stdout,
+                 tuple(child.cpu for child in runs))
 
 
 def run_child(label: str, command: list[str], cwd: Path, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,)) -> Child:
@@ -278,6 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bench-src", type=Path, help="a checkout of eyuansu62/agent-retrieval-bench, whose evaluator is run")
     parser.add_argument("--bench-python", default=sys.executable, help="the Python that runs the bench's evaluator (default: this one)")
     parser.add_argument("--max-snapshots", type=int, help="only the samples of the first N snapshots named by the samples")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of every timed run; each figure is the least CPU of its rounds")
     parser.add_argument("--floor-of", type=Path, help=argparse.SUPPRESS)  # child mode: a JSON list of chunk files
     args = parser.parse_args(argv)
     if args.floor_of is not None:
@@ -285,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.max_snapshots is not None and args.max_snapshots < 1:
         parser.error("--max-snapshots must be at least 1")
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
     for what, path in (("--samples", args.samples), ("--corpus", args.corpus)):
         if not path.exists():
             parser.error(f"{what} {path} does not exist")
@@ -307,65 +325,89 @@ def main(argv: list[str] | None = None) -> int:
         for repo, commit, path in snapshots:
             print(f"  {repo}@{commit[:12]}  {path.stat().st_size / MB:8.1f} MB  {path.name}")
 
-        # 4 and 5 first: the floor child also counts the sizes
-        listing = work / "chunk-files.json"
-        listing.write_text(json.dumps([str(path) for _, _, path in snapshots]))
-        floor_child = run_child("floor", [sys.executable, str(Path(__file__).resolve()), "--samples", str(samples_in), "--corpus", str(corpus),
-                                          "--floor-of", str(listing)], work)
-        measured = json.loads(floor_child.stdout.strip().splitlines()[-1])
-        parts, sizes = measured["parts"], measured["sizes"]
-        floor_cpu = sum(parts.values())
-        file_mb, chunk_mb = sizes["file_text_bytes"] / MB, sizes["chunk_text_bytes"] / MB
-
-        # 1 and 2: the plugin, cold, then filling a cache, then warm
         # hypothesis's pytest plugin comes with the test extras, not with the plugin: its start-up is not ours
         pytest = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", f"--bench-samples={samples}",
                   f"--bench-corpus={corpus}", "-q", f"--rootdir={work}"]
+        listing = work / "chunk-files.json"
+        listing.write_text(json.dumps([str(path) for _, _, path in snapshots]))
+        env = None
+        if bench_package is not None:
+            evaluator_corpus(snapshots, work / "arb-corpus")
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(bench_package), os.environ.get("PYTHONPATH")])))
         run_child("warm-up", [*pytest, "--co"], work, ok=(0, 1))  # untimed: compiles (and assertion-rewrites) the modules once
-        startup = run_child("start-up", [*pytest, "--co"], work, ok=(0, 1))
-        cold = run_child("cold", [*pytest, "--bench-no-cache", f"--bench-report={work / 'cold.json'}"], work, ok=(0, 1))
-        fill = run_child("fill", [*pytest, f"--bench-cache-dir={work / 'cache'}", f"--bench-report={work / 'fill.json'}"], work, ok=(0, 1))
-        warm = run_child("warm", [*pytest, f"--bench-cache-dir={work / 'cache'}", f"--bench-report={work / 'warm.json'}"], work, ok=(0, 1))
+
+        # every timed measurement once per round, the rounds one after another, so that a slow spell
+        # of the machine does not fall on one side of a ratio only; each figure is the round's minimum
+        floors: list[dict[str, Any]] = []
+        startups: list[Child] = []
+        colds: list[Child] = []
+        warms: list[Child] = []
+        evaluator_runs: dict[str, list[Child]] = {ranker: [] for ranker in EVALUATOR_RANKERS} if bench_package is not None else {}
+        fill: Child | None = None
+        for round_number in range(args.repeat):
+            # 4 and 5: the floor child also counts the sizes
+            floor_child = run_child(f"floor-{round_number}", [sys.executable, str(Path(__file__).resolve()), "--samples", str(samples_in),
+                                                              "--corpus", str(corpus), "--floor-of", str(listing)], work)
+            floors.append(json.loads(floor_child.stdout.strip().splitlines()[-1]))
+            startups.append(run_child(f"start-up-{round_number}", [*pytest, "--co"], work, ok=(0, 1)))
+            # 1 and 2: the plugin, cold, then (once) filling a cache, then warm
+            colds.append(run_child(f"cold-{round_number}", [*pytest, "--bench-no-cache", f"--bench-report={work / f'cold-{round_number}.json'}"],
+                                   work, ok=(0, 1)))
+            if fill is None:
+                fill = run_child("fill", [*pytest, f"--bench-cache-dir={work / 'cache'}", f"--bench-report={work / 'fill.json'}"], work, ok=(0, 1))
+            warms.append(run_child(f"warm-{round_number}", [*pytest, f"--bench-cache-dir={work / 'cache'}",
+                                                            f"--bench-report={work / f'warm-{round_number}.json'}"], work, ok=(0, 1)))
+            # 3: the bench's evaluator
+            for ranker in evaluator_runs:
+                out = work / f"arb-{ranker}"
+                evaluator_runs[ranker].append(run_child(f"arb-{ranker}-{round_number}", [
+                    args.bench_python, "-m", "agent_retrieval_bench.cli", "eval-selective-baseline", str(samples),
+                    "--corpus", str(work / "arb-corpus"), "--no-keep-list", "--ranker", ranker, "--no-progress",
+                    "--out", f"{out}-summary.json", "--details", f"{out}-details.jsonl", "--sweep", f"{out}-sweep.jsonl",
+                    "--report", f"{out}-report.md"], work, env=env))
+        assert fill is not None
+        measured = min(floors, key=lambda floor_run: sum(floor_run["parts"].values()))
+        parts, sizes = measured["parts"], measured["sizes"]
+        floor_cpu = sum(parts.values())
+        file_mb, chunk_mb = sizes["file_text_bytes"] / MB, sizes["chunk_text_bytes"] / MB
+        startup, cold, warm = fastest(startups), fastest(colds), fastest(warms)
+        evaluator = {ranker: fastest(runs) for ranker, runs in evaluator_runs.items()}
+
         reports = {}
         for name in ("cold", "warm"):
-            if not (work / f"{name}.json").is_file():
-                raise SystemExit(f"the {name} run wrote no report")
-            reports[name] = json.loads((work / f"{name}.json").read_text())
+            for round_number in range(args.repeat):
+                if not (work / f"{name}-{round_number}.json").is_file():
+                    raise SystemExit(f"the {name} run of round {round_number + 1} wrote no report")
+            reports[name] = json.loads((work / f"{name}-0.json").read_text())
+        repeated_same = all(without_volatile(json.loads((work / f"{name}-{round_number}.json").read_text())) == without_volatile(reports[name])
+                            for name in ("cold", "warm") for round_number in range(1, args.repeat))
         items = sum(len(entry["arms"]) for entry in reports["cold"]["details"])
         arms = sorted({arm for entry in reports["cold"]["details"] for arm in entry["arms"]})
         plugin_samples = len(reports["cold"]["details"])
-        same_report = without_volatile(reports["cold"]) == without_volatile(reports["warm"])
+        same_report = without_volatile(reports["cold"]) == without_volatile(reports["warm"]) and repeated_same
         same_rankings = rankings(reports["cold"]) == rankings(reports["warm"])
         same_metrics = metrics(reports["cold"]) == metrics(reports["warm"])
         cache_mb = sum(path.stat().st_size for path in (work / "cache").rglob("*") if path.is_file()) / MB
 
-        # 3: the bench's evaluator
-        evaluator: dict[str, Child] = {}
         evaluated: dict[str, int] = {}
         agree: dict[str, tuple[int, int]] = {}
-        if bench_package is not None:
-            evaluator_corpus(snapshots, work / "arb-corpus")
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(bench_package), os.environ.get("PYTHONPATH")])))
-            plugin_rankings = rankings(reports["cold"])
-            for ranker, arm in EVALUATOR_RANKERS.items():
-                out = work / f"arb-{ranker}"
-                evaluator[ranker] = run_child(f"arb-{ranker}", [
-                    args.bench_python, "-m", "agent_retrieval_bench.cli", "eval-selective-baseline", str(samples),
-                    "--corpus", str(work / "arb-corpus"), "--no-keep-list", "--ranker", ranker, "--no-progress",
-                    "--out", f"{out}-summary.json", "--details", f"{out}-details.jsonl", "--sweep", f"{out}-sweep.jsonl",
-                    "--report", f"{out}-report.md"], work, env=env)
-                evaluated[ranker] = int(json.loads(Path(f"{out}-summary.json").read_text())["evaluated"])
-                same = compared = 0
-                for line in Path(f"{out}-details.jsonl").read_text().splitlines():
-                    detail = json.loads(line)
-                    ours = plugin_rankings.get((detail["sample_id"], arm))
-                    if ours is not None:
-                        compared += 1
-                        # the plugin removes a sample's given files (a comment2context row's reviewed file) from every
-                        # ranking, the evaluator does not: compare with those taken out of its list
-                        theirs = [path for path in list(detail.get("top_files") or [])[:TOP] if path in set(ours)]
-                        same += list(ours[: len(theirs)]) == theirs
-                agree[ranker] = (same, compared)
+        plugin_rankings = rankings(reports["cold"])
+        for ranker, arm in EVALUATOR_RANKERS.items():
+            if ranker not in evaluator:
+                continue
+            out = work / f"arb-{ranker}"
+            evaluated[ranker] = int(json.loads(Path(f"{out}-summary.json").read_text())["evaluated"])
+            same = compared = 0
+            for line in Path(f"{out}-details.jsonl").read_text().splitlines():
+                detail = json.loads(line)
+                ours = plugin_rankings.get((detail["sample_id"], arm))
+                if ours is not None:
+                    compared += 1
+                    # the plugin removes a sample's given files (a comment2context row's reviewed file) from every
+                    # ranking, the evaluator does not: compare with those taken out of its list
+                    theirs = [path for path in list(detail.get("top_files") or [])[:TOP] if path in set(ours)]
+                    same += list(ours[: len(theirs)]) == theirs
+            agree[ranker] = (same, compared)
 
     # ------------------------------------------------------------------ print
     print(f"\nthis process: peak RSS {own_rss_mb():.0f} MB (a lower bound of every child's ru_maxrss)")
@@ -377,6 +419,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"file-row text     {file_mb:.2f} MB (UTF-8)")
     print(f"chunk text        {chunk_mb:.2f} MB (UTF-8, every row)")
     print(f"distinct texts    {sizes['distinct_texts']} tokenized by the floor: {sizes['tokens']} tokens; {sizes['word_runs']} identifier runs")
+
+    if args.repeat > 1:
+        print(f"\n== rounds: {args.repeat}; each figure is the least CPU of its rounds (peak RSS: the most)")
+        for name, child in (("start-up", startup), ("cold", cold), ("warm", warm), *((f"evaluator {r}", c) for r, c in evaluator.items())):
+            print(f"{name:<18}{', '.join(f'{cpu:.2f}' for cpu in child.all_cpu)} s cpu")
+        floor_totals = [sum(run["parts"].values()) for run in floors]
+        print(f"{'floor':<18}{', '.join(f'{total:.2f}' for total in floor_totals)} s cpu")
 
     print(f"\n== 1. cold plugin run ({len(arms)} arms: {', '.join(arms)}; {plugin_samples} samples)")
     print(f"cpu {cold.cpu:.2f} s   wall {cold.wall:.2f} s   peak RSS {cold.rss_mb:.0f} MB   items {items}   "
