@@ -17,7 +17,8 @@ figures are the child's own (`os.wait4`: user+sys CPU and peak RSS; this process
 and Linux's ru_maxrss of a child is never below its parent's RSS at the fork).
 
 1. cold plugin run: `python -m pytest -p no:cacheprovider --bench-samples=S --bench-corpus=C
-   --bench-no-cache --bench-report=... -q`, the six default built-in arms (grep, grep-ident,
+   --bench-no-cache --bench-report=... -q` (C: links to the chosen snapshots' chunk files only, as
+   the evaluator's manifest names only those), the six default built-in arms (grep, grep-ident,
    bm25:all, bm25:ident, arb-lexical, arb-bm25): CPU, wall, peak RSS, items (arm x sample);
 2. warm plugin run: one run fills an index cache (`--bench-cache-dir`), then a timed run reads
    it; warm CPU, cold/warm, and whether the cold and warm reports are identical apart from the
@@ -241,6 +242,17 @@ def select_samples(samples: Path, corpus: Path, max_snapshots: int | None, out: 
     return [(repo, commit, chunk_files[(repo, commit)]) for repo, commit in chosen], kept, left_out  # type: ignore[misc]
 
 
+def plugin_corpus(snapshots: list[tuple[str, str, Path]], directory: Path) -> Path:
+    """A corpus directory of the chosen snapshots only (links to their chunk files), as the
+    evaluator's manifest names only them: the plugin's registration hashes every chunk file of
+    its corpus directory, and the others are no part of the work compared."""
+    for repo, commit, path in snapshots:
+        link = directory / repo_slug(repo) / f"{commit}{'.chunks.jsonl.zst' if path.name.endswith('.zst') else '.chunks.jsonl'}"
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(path.resolve())
+    return directory
+
+
 def evaluator_corpus(snapshots: list[tuple[str, str, Path]], directory: Path) -> None:
     """A manifest the bench's evaluator can open from any working directory: absolute plain-JSONL paths."""
     directory.mkdir()
@@ -327,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
 
         # hypothesis's pytest plugin comes with the test extras, not with the plugin: its start-up is not ours
         pytest = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", f"--bench-samples={samples}",
-                  f"--bench-corpus={corpus}", "-q", f"--rootdir={work}"]
+                  f"--bench-corpus={plugin_corpus(snapshots, work / 'corpus')}", "-q", f"--rootdir={work}"]
         listing = work / "chunk-files.json"
         listing.write_text(json.dumps([str(path) for _, _, path in snapshots]))
         env = None
