@@ -134,14 +134,21 @@ def postings_of_batches(batches: list[Batch], size: int, term_ids: TermIds) -> t
     docs = np.empty(pairs, dtype=narrowest(max(size - 1, 0)))
     counts = np.empty(pairs, dtype=narrowest(largest))
     for batch in batches:  # in document order, so each term's documents stay ascending
-        ranks = rank[batch.vocabulary][batch.terms]
-        order = np.argsort(ranks, kind="stable")
-        ranks = ranks[order]
-        slots = free[ranks] + (np.arange(len(ranks)) - np.searchsorted(ranks, ranks))
+        # the batch's terms put in byte order among themselves (few, distinct), then its pairs
+        # grouped by that small position: a stable sort of two-byte keys is a radix sort
+        term_ranks = rank[batch.vocabulary]
+        by_rank = np.argsort(term_ranks)
+        position = np.empty(len(by_rank), dtype=batch.terms.dtype)
+        position[by_rank] = np.arange(len(by_rank), dtype=batch.terms.dtype)
+        keys = position[batch.terms]
+        order = np.argsort(keys, kind="stable")
+        keys = keys[order]
+        per_term = np.bincount(keys, minlength=len(by_rank))
+        ranks = term_ranks[by_rank]
+        slots = free[ranks][keys] + (np.arange(len(keys)) - (np.cumsum(per_term) - per_term)[keys])
         docs[slots] = batch.pair_docs()[order]
         counts[slots] = batch.counts[order]
-        last = np.flatnonzero(np.append(ranks[1:] != ranks[:-1], True)) if len(ranks) else np.zeros(0, dtype=np.int64)
-        free[ranks[last]] = slots[last] + 1
+        free[ranks] += per_term  # each term's pairs took the slots after its next free one
     terms = [ordered_terms[position] for position in used.tolist()]
     blob = "".join(terms).encode("utf-8", errors="surrogatepass")
     term_offsets = np.zeros(len(terms) + 1, dtype=narrowest(len(blob)))
