@@ -39,9 +39,8 @@ class FileDigests:
         self.directory = directory
         self._seen: dict[str, tuple[list[int], str]] = {}  # this process's: the registration's, then the reader's
 
-
-    def _entry(self, path: Path) -> Path:
-        key = hashlib.sha256(os.fsencode(path.resolve())).hexdigest()
+    def _entry(self, resolved: str) -> Path:
+        key = hashlib.sha256(os.fsencode(resolved)).hexdigest()
         return self.directory / key[:2] / f"{key}.digest"
 
     def sha256(self, path: Path) -> str:
@@ -49,15 +48,16 @@ class FileDigests:
         unless the file is racy or changed while it was hashed)."""
         try:
             before = _status(path)
-            entry = self._entry(path)
+            resolved = os.fsdecode(path.resolve())
         except OSError:
             return file_sha256(path)  # names the file and why it cannot be read
+        entry = self._entry(resolved)
         seen = self._seen.get(entry.name)
         if seen is not None and seen[0] == before:
             return seen[1]
         try:
             kept = orjson.loads(entry.read_bytes())
-            if kept["path"] == os.fsdecode(path.resolve()) and kept["status"] == before and not self._racy(before):
+            if kept["path"] == resolved and kept["status"] == before and not self._racy(before):
                 self._seen[entry.name] = (before, str(kept["sha256"]))
                 return str(kept["sha256"])
         except (OSError, ValueError, KeyError, TypeError):
@@ -70,7 +70,7 @@ class FileDigests:
         if after == before:
             self._seen[entry.name] = (after, digest)
             if not self._racy(after):
-                write_entry(entry, orjson.dumps({"path": os.fsdecode(path.resolve()), "status": after, "sha256": digest}))
+                write_entry(entry, orjson.dumps({"path": resolved, "status": after, "sha256": digest}))
         return digest
 
     @staticmethod

@@ -90,10 +90,9 @@ class SnapshotStore:
         """The chunk and whole-file indexes of a release, those the cache lacks built together, so
         each text is read once for both (the build's time is on the event of the first kind built)."""
         started = time.perf_counter()
-        digest = snapshot.content_digest() if self.cache is not None else ""
         missing = sorted(kind for kind in kinds if not snapshot.has_index(kind))
         for kind in list(missing):
-            cached = self._from_cache(snapshot, kind, digest, started)
+            cached = self._from_cache(snapshot, kind, started)
             if cached is not None:
                 snapshot.keep_index(kind, cached)
                 missing.remove(kind)
@@ -106,7 +105,7 @@ class SnapshotStore:
         lexical, chunks = build.finish()
         for kind, index in (("chunks", chunks), ("lexical", lexical)):
             if index is not None:
-                snapshot.keep_index(kind, self._built(snapshot, kind, digest, index, started))
+                snapshot.keep_index(kind, self._built(snapshot, kind, index, started))
                 started = time.perf_counter()
 
     def drain_events(self) -> list[dict[str, Any]]:
@@ -122,8 +121,7 @@ class SnapshotStore:
         if kind == "chunks" and not snapshot.has_rows:
             return ChunkIndex.of_files(snapshot.lexical_index())
         started = time.perf_counter()
-        digest = snapshot.content_digest() if self.cache is not None else ""
-        cached = self._from_cache(snapshot, kind, digest, started)
+        cached = self._from_cache(snapshot, kind, started)
         if cached is not None:
             return cached
         if kind == "lexical":  # a tree's (or a release's not built with its rows): a document at a time, lean on memory
@@ -132,19 +130,19 @@ class SnapshotStore:
             index = build_repomap(self._rows(snapshot) if snapshot.has_rows else file_chunks(snapshot.text_files()))
         else:
             index = build_indexes(snapshot.texts, self._rows(snapshot), False)[1]  # type: ignore[assignment]
-        return self._built(snapshot, kind, digest, index, started)
+        return self._built(snapshot, kind, index, started)
 
-    def _from_cache(self, snapshot: Snapshot, kind: str, digest: str, started: float) -> LexicalIndex | ChunkIndex | RepoMapIndex | None:
+    def _from_cache(self, snapshot: Snapshot, kind: str, started: float) -> LexicalIndex | ChunkIndex | RepoMapIndex | None:
         """A sound cache entry of this kind, with its set-up event; None when there is none (or no cache)."""
-        cached = self.cache.load(digest, kind) if self.cache is not None else None
+        cached = self.cache.load(snapshot.content_digest(), kind) if self.cache is not None else None
         if cached is not None:
             self._event(snapshot, kind, "cache", started)
         return cached
 
-    def _built(self, snapshot: Snapshot, kind: str, digest: str, index: Any, started: float) -> Any:
+    def _built(self, snapshot: Snapshot, kind: str, index: Any, started: float) -> Any:
         """A freshly built index, stored in the cache, with its set-up event."""
         if self.cache is not None:
-            self.cache.store(digest, kind, index)
+            self.cache.store(snapshot.content_digest(), kind, index)
         self._event(snapshot, kind, "built", started)
         return index
 
