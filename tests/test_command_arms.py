@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tree_helpers import snapshot_with_copies, write_tree
 from pytest_retrieval_bench.arms.base import Request
 from pytest_retrieval_bench.arms.command import CommandArm, CommandArmSpec, Invocation, load_command_arms, problem_of, parse_command_arm_option, run_program
 from pytest_retrieval_bench.arms.jsonpath import PathMissError, PathSyntaxError, extract, extract_scalar
@@ -22,7 +23,6 @@ from pytest_retrieval_bench.arms.capture import CaptureWriter
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.store import SnapshotStore
-from pytest_retrieval_bench.corpus.tree import read_directory
 from pytest_retrieval_bench.errors import ArmError, BenchError, InputError
 from pytest_retrieval_bench.report.registration import arm_identity
 from pytest_retrieval_bench.bench.run import run_arm
@@ -45,17 +45,9 @@ ECHO = textwrap.dedent("""
 
 
 @pytest.fixture
-def snapshot(tmp_path: Path):
-    root = tmp_path / "tree"
-    for path, text in FILES.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text)
-    copies = PrivateCopies(tmp_path / "copies", owned_root=tmp_path / "copies")
-    snap = read_directory(root, REPO, COMMIT)
-    snap.directory_provider = copies.get
-    yield snap
-    copies.cleanup()
-    copies.restore_signals()
+def snapshot(tmp_path: Path, copies: PrivateCopies):
+    tree = write_tree(tmp_path / "tree", {path: text.encode("utf-8") for path, text in FILES.items()})
+    return snapshot_with_copies(tree, REPO, COMMIT, copies)
 
 
 @pytest.fixture

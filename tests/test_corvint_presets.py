@@ -16,10 +16,9 @@ from pytest_retrieval_bench.arms.base import Request
 from pytest_retrieval_bench.arms.corvint import AffectedArm, ContextArm, ImpactArm, QueryArm, preset_arms
 from pytest_retrieval_bench.arms.capture import CaptureWriter
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
-from tree_helpers import write_tree
+from tree_helpers import snapshot_with_copies, write_tree
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.store import SnapshotStore
-from pytest_retrieval_bench.corpus.tree import read_directory
 from pytest_retrieval_bench.errors import ArmError
 from pytest_retrieval_bench.report.registration import arm_identity
 from pytest_retrieval_bench.bench.run import run_arm
@@ -44,9 +43,7 @@ def tree(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def snapshot(tree: Path, copies: PrivateCopies):
-    snap = read_directory(tree, REPO, COMMIT)
-    snap.directory_provider = copies.get
-    return snap
+    return snapshot_with_copies(tree, REPO, COMMIT, copies)
 
 
 def request(snapshot: Any, text: str = '{"title": "fix app"}', changed: str | None = "src/app.py", k: int = 10) -> Request:

@@ -18,8 +18,7 @@ from pytest_retrieval_bench.arms.corvint import ContextArm, QueryArm
 from pytest_retrieval_bench.arms.snapshot_latency import Matched, MatchedLatency, read_trace
 from pytest_retrieval_bench.bench.run import run_item
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
-from tree_helpers import write_tree
-from pytest_retrieval_bench.corpus.tree import read_directory
+from tree_helpers import snapshot_with_copies, write_tree
 from pytest_retrieval_bench.errors import ArmError, InputError
 from pytest_retrieval_bench.report.build import build_latency
 from pytest_retrieval_bench.samples.model import Sample
@@ -40,9 +39,7 @@ def tree(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def snapshot(tree: Path, copies: PrivateCopies):
-    snap = read_directory(tree, REPO, COMMIT)
-    snap.directory_provider = copies.get
-    return snap
+    return snapshot_with_copies(tree, REPO, COMMIT, copies)
 
 
 def request(snapshot: Any, text: str = '{"title": "fix app"}', sample_id: str = "s1") -> Request:
