@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from pytest_retrieval_bench.index.tokens import bench_tokens, grep_terms, ident_terms, query_identifiers, word_runs
+from pytest_retrieval_bench.index.tokens import bench_tokens, grep_terms, ident_terms, query_identifiers, word_run_bytes, word_runs
 
 
 @pytest.mark.parametrize(
@@ -43,6 +45,17 @@ def test_word_runs_are_maximal_identifier_byte_runs() -> None:
     assert word_runs("camelCase") == ["camelCase"]  # case is kept, nothing is split
     assert word_runs("état") == ["tat"]
     assert word_runs("") == []
+
+
+@given(st.text(alphabet=st.characters(codec=None, categories=None), max_size=200)
+       | st.text(alphabet="aZ09_ \t\n\x0b\x0c\x1c\x85\xa0é€\ud800\U0001f600.-", max_size=200))
+def test_word_run_bytes_are_the_word_runs_as_bytes(text: str) -> None:
+    # any code point, lone surrogates included; and a mix of word bytes, every kind of blank and multi-byte characters
+    assert word_run_bytes(text) == [run.encode("ascii") for run in word_runs(text)]
+
+
+def test_word_run_bytes_keep_only_identifier_bytes() -> None:
+    assert word_run_bytes("foo_bar(baz2) état x\x00y\u00e9z") == [b"foo_bar", b"baz2", b"tat", b"x", b"y", b"z"]
 
 
 @pytest.mark.parametrize(

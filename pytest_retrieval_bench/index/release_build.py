@@ -25,7 +25,7 @@ import numpy as np
 from pytest_retrieval_bench.index.pair_counts import BATCH_TOKENS, PairCounts, postings_of_batches
 from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, RowLabels, chunk_parts
 from pytest_retrieval_bench.index.term_ids import NO_IDS, TermIds
-from pytest_retrieval_bench.index.tokens import PIECE_CHARS, line_pieces, word_runs
+from pytest_retrieval_bench.index.tokens import PIECE_CHARS, line_pieces, word_run_bytes
 from pytest_retrieval_bench.index.word_tokens import WordTokens
 
 
@@ -50,7 +50,7 @@ class _Build:
     def __init__(self, texts: dict[str, str], rows: list[dict[str, Any]] | None, lexical: bool, batch_tokens: int):
         self.texts = texts
         self.paths = sorted(texts)
-        self.words = TermIds()
+        self.words = TermIds(ascii_bytes=True)  # word runs are looked up as bytes
         self.bench = TermIds()
         self.to_bench = WordTokens(self.words, self.bench)
         self.files = PairCounts(len(self.paths), batch_tokens) if lexical else None
@@ -62,7 +62,7 @@ class _Build:
 
     def word_ids(self, text: str) -> np.ndarray:
         """The word-run ids of `text`, read a piece at a time so a long text's runs are never all held as strings."""
-        pieces = [self.words.of(word_runs(piece)) for piece in line_pieces(text)]
+        pieces = [self.words.of(word_run_bytes(piece)) for piece in line_pieces(text)]
         return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
 
     def split_word_ids(self, texts: list[str]) -> list[np.ndarray]:
@@ -87,7 +87,7 @@ class _Build:
         """The word-run ids of the group's texts, with one id lookup for all, into `found`."""
         if not group:
             return
-        runs = [word_runs(texts[position]) for position in group]
+        runs = [word_run_bytes(texts[position]) for position in group]
         ids = self.words.of([run for text_runs in runs for run in text_runs])
         start = 0
         for position, text_runs in zip(group, runs):

@@ -39,6 +39,17 @@ def word_runs(text: str) -> list[str]:
     return _WORD_RUN.findall(text)
 
 
+_WORD_BYTES_ONLY = bytes(byte if bytes([byte]).isalnum() or byte == 0x5F else 0x20 for byte in range(256))
+"""Each byte of `[A-Za-z0-9_]` kept, every other byte a space (`bytes.isalnum` is ASCII only)."""
+
+
+def word_run_bytes(text: str) -> list[bytes]:
+    """`word_runs(text)`, each run as its ASCII bytes, at about twice the speed: no regex and no
+    string per run. Every byte of a multi-byte UTF-8 character is 0x80 or more, never an
+    identifier byte, so blanking the other bytes and splitting leaves exactly the runs."""
+    return text.encode("utf-8", errors="surrogatepass").translate(_WORD_BYTES_ONLY).split()
+
+
 PIECE_CHARS = 1 << 16
 
 
