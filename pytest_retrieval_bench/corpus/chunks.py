@@ -15,7 +15,7 @@ from pytest_retrieval_bench.corpus.copy_files import find_path_clash
 from pytest_retrieval_bench.corpus.read_receipts import Receipt, ReadReceipts, identity
 from pytest_retrieval_bench.corpus.snapshot import MAX_TEXT_BYTES, Snapshot, check_relative_path
 from pytest_retrieval_bench.errors import InputError, SnapshotError
-from pytest_retrieval_bench.samples.reader import Line, iter_sample_lines, open_zstd
+from pytest_retrieval_bench.samples.reader import iter_numbered_lines, iter_sample_lines, open_zstd
 
 
 def repo_slug(repo: str) -> str:
@@ -37,39 +37,40 @@ class _TreeRows:
         self.checked: dict[str, str] = {}  # each path checked, as the one string its rows share
         self.values: dict[str, str] = {}
 
-    def parse(self, line: Line) -> dict[str, Any]:
-        """A row with its path checked and its repeated values shared."""
+    def parse(self, text: bytes, number: int) -> dict[str, Any]:
+        """Line `number` as a row, its path checked and its repeated values shared."""
         try:
-            row = orjson.loads(line.text)
+            row = orjson.loads(text)
         except orjson.JSONDecodeError as error:
-            raise InputError(line.source, f"malformed JSON: {error}", line=line.number) from error
-        if not isinstance(row, dict):
-            raise InputError(line.source, "expected a JSON object", line=line.number)
+            raise InputError(self.source, f"malformed JSON: {error}", line=number) from error
+        if type(row) is not dict:
+            raise InputError(self.source, "expected a JSON object", line=number)
         chunk_path = row.get("path")
-        if not isinstance(chunk_path, str):
-            raise InputError(line.source, "missing or not a string", line=line.number, field="path")
+        if type(chunk_path) is not str:
+            raise InputError(self.source, "missing or not a string", line=number, field="path")
         shared = self.checked.get(chunk_path)
         if shared is None:  # rows of one file share its path: check it once
             problem = check_relative_path(chunk_path)
             if problem:
-                raise InputError(line.source, problem, line=line.number, field="path")
+                raise InputError(self.source, problem, line=number, field="path")
             shared = self.checked[chunk_path] = chunk_path
         row["path"] = shared
+        values = self.values
         for key in SHARED_VALUES:  # one string per distinct value, not one per row (tens of MB on a large release)
             value = row.get(key)
             if type(value) is str:
-                row[key] = self.values.setdefault(value, value)
+                row[key] = values.setdefault(value, value)
         return row
 
-    def add_file(self, row: dict[str, Any], line: Line) -> None:
+    def add_file(self, row: dict[str, Any], number: int) -> None:
         chunk_path = row["path"]
         if chunk_path in self.first_line:
-            raise InputError(line.source, f"duplicate file path {chunk_path!r} (first at line {self.first_line[chunk_path]})",
-                             line=line.number, field="path")
-        self.first_line[chunk_path] = line.number
+            raise InputError(self.source, f"duplicate file path {chunk_path!r} (first at line {self.first_line[chunk_path]})",
+                             line=number, field="path")
+        self.first_line[chunk_path] = number
         text = row.get("text")
         if not isinstance(text, str):
-            raise InputError(line.source, "missing or not a string", line=line.number, field="text")
+            raise InputError(self.source, "missing or not a string", line=number, field="text")
         if "\x00" in text or (len(text) * 4 >= MAX_TEXT_BYTES and len(text.encode("utf-8", errors="surrogatepass")) >= MAX_TEXT_BYTES):
             self.others.append(chunk_path)
         else:
@@ -104,18 +105,19 @@ def read_chunk_file(path: Path, repo: str, commit: str, receipts: ReadReceipts |
         file_rows: list[tuple[int, int, int]] = []
         orphans: list[tuple[int, dict[str, Any]]] = []
         offset = 0
-        for line in iter_sample_lines(path):
-            start, offset = offset, offset + len(line.text)
-            if line.text.isspace():  # a blank line (never empty: it holds its newline); no copy of a long line
+        parse, first_line = tree.parse, tree.first_line
+        for number, text in iter_numbered_lines(path):
+            start, offset = offset, offset + len(text)
+            if text.isspace():  # a blank line (never empty: it holds its newline); no copy of a long line
                 continue
-            row = tree.parse(line)
+            row = parse(text, number)
             rows.append(row)
             if row.get("kind") != "file":
-                if row["path"] not in tree.first_line:
-                    orphans.append((line.number, row))  # before its file row, or an orphan: checked once every file row is known
+                if row["path"] not in first_line:
+                    orphans.append((number, row))  # before its file row, or an orphan: checked once every file row is known
                 continue
-            tree.add_file(row, line)
-            file_rows.append((line.number, start, offset))
+            tree.add_file(row, number)
+            file_rows.append((number, start, offset))
         tree.check_clash()
         for number, row in orphans:
             if row["path"] not in tree.first_line:
@@ -143,11 +145,10 @@ def _read_tree_rows(path: Path, repo: str, commit: str, receipt: Receipt) -> Sna
             if receipt.file_rows and receipt.file_rows[-1][2] > len(data):
                 return None
             for number, start, end in receipt.file_rows:
-                line = Line(source, number, data[start:end])
-                row = tree.parse(line)
+                row = tree.parse(data[start:end], number)
                 if row.get("kind") != "file":
                     return None
-                tree.add_file(row, line)
+                tree.add_file(row, number)
         tree.check_clash()
     except (InputError, OSError, ValueError, zstandard.ZstdError):
         return None
