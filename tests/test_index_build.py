@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import _pytest
 from pytest_retrieval_bench.index.tokens import bench_tokens, line_pieces, stream_tokens, word_runs
 from pytest_retrieval_bench.corpus.tree import read_directory
+from pytest_retrieval_bench.index.pair_counts import Batch
 from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, Postings, PostingsBuilder, _extend, file_chunks
 
 REAL_TREE = Path(_pytest.__file__).resolve().parent
@@ -122,6 +123,25 @@ def test_a_document_with_more_distinct_terms_than_two_bytes_can_number() -> None
     documents = [["shared"], [f"t{number}" for number in range(70_000)] + ["shared"], ["shared", "t69999"]]
     postings = assert_matches_reference(documents, 10)
     assert postings.get("shared")[0].tolist() == [0, 1, 2]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 200_000), st.integers(0, 70_000), st.integers(1, 5)), max_size=60), st.booleans())
+def test_a_batch_counts_its_pairs(pairs: list[tuple[int, int, int]], weighted: bool) -> None:
+    """`Batch.count` against a Counter, keys of 32 bits and of 64 (a span of 200,000 documents
+    times 70,000 terms does not fit 32), counted or weighted."""
+    pairs.sort(key=lambda pair: pair[0])
+    docs = np.array([doc for doc, _, _ in pairs], dtype=np.int32)
+    terms = np.array([term for _, term, _ in pairs], dtype=np.int32)
+    weights = np.array([weight for _, _, weight in pairs], dtype=np.int64)
+    batch = Batch.count(docs, terms, weights if weighted else None)
+    expected: Counter[tuple[int, int]] = Counter()
+    for doc, term, weight in pairs:
+        expected[doc, term] += weight if weighted else 1
+    found = list(zip(batch.pair_docs().tolist(), batch.pair_terms().tolist(), batch.counts.tolist()))
+    assert found == [(doc, term, count) for (doc, term), count in sorted(expected.items())]
+    assert batch.vocabulary.tolist() == sorted({term for _, term, _ in pairs})
+    assert batch.docs.tolist() == sorted({doc for doc, _, _ in pairs})
 
 
 def test_extend_widens_without_keeping_a_partial_extension() -> None:

@@ -110,6 +110,7 @@ EDGE_TEXTS = {
     "c/File/x.md": "nothing here\nfile FILE\n",
     "d/one.py": "def only():\n    pass",
     "e/crlf.txt": "lineOne\r\nlineTwo\r\n",
+    "__/__.__": "__ ___\n",  # word runs with no bench token: a batch of its rows alone counts nothing
 }
 
 
@@ -134,6 +135,7 @@ def edge_rows() -> list[dict[str, Any]]:
         {"path": "z/binary.bin", "kind": "file", "symbol": "", "chunk_id": "binary", "text": "bin\x00ary fooBar"},  # not a text file
         {"path": "z/orphan.go", "kind": "symbol", "symbol": "orphanFn", "chunk_id": "orphan", "start_line": 1, "end_line": 1, "text": "orphan"},
         {"path": "", "kind": "", "chunk_id": "", "text": "only text"},  # a row of no file
+        {"path": "__/__.__", "kind": "__", "symbol": "_", "chunk_id": "underscores", "text": "___"},
         {**file_row("c/File/x.md", "another text"), "chunk_id": "second file row"},  # a second row of a path
     ]
     rows.insert(2, symbol_row("a/main.go", EDGE_TEXT, 3, 3, "firstLine"))  # a symbol before its file's turn

@@ -23,7 +23,7 @@ from pytest_retrieval_bench.index.term_ids import TermIds
 BATCH_TOKENS = 1 << 16
 """Ids counted per `np.unique`: bounds every per-batch temporary (about half a MiB a key array)."""
 
-ExpandKeys = Callable[[np.ndarray, "np.ndarray | None"], tuple[np.ndarray, "np.ndarray | None"]]
+ExpandPairs = Callable[[np.ndarray, np.ndarray, "np.ndarray | None"], tuple[np.ndarray, np.ndarray, "np.ndarray | None"]]
 
 
 @dataclass
@@ -37,13 +37,35 @@ class Batch:
     counts: np.ndarray  # each pair's occurrences (narrowest type)
 
     @classmethod
-    def of_keys(cls, keys: np.ndarray, counts: np.ndarray) -> "Batch":
-        """From ascending distinct `document << 32 | term` keys and their counts."""
-        docs = keys >> 32
-        firsts = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1]))) if len(docs) else np.zeros(0, dtype=np.int64)
-        vocabulary, terms = np.unique((keys & 0xFFFFFFFF).astype(np.int32), return_inverse=True)
-        return cls(docs=docs[firsts].astype(np.int32), pairs_per_doc=np.diff(np.append(firsts, len(docs))).astype(np.int32),
-                   vocabulary=vocabulary, terms=terms.astype(narrowest(max(len(vocabulary) - 1, 0))),
+    def count(cls, docs: np.ndarray, terms: np.ndarray, weights: np.ndarray | None = None) -> "Batch":
+        """The distinct pairs of `docs[i], terms[i]` (documents ascending) and how often each occurs,
+        or the sum of its `weights`.
+
+        A pair is keyed `(document - first) * (highest term + 1) + term`, in 32 bits when the batch's
+        span allows (half the sorting work of 64), and the batch's vocabulary is read off a mark
+        per term id rather than sorted again."""
+        if not len(docs):
+            empty = np.zeros(0, dtype=np.int32)
+            return cls(docs=empty, pairs_per_doc=empty, vocabulary=empty, terms=empty.astype(np.uint16), counts=empty.astype(np.uint16))
+        first, top = int(docs[0]), int(terms.max()) + 1
+        key_type = np.int32 if (int(docs[-1]) - first + 1) * top < 1 << 31 else np.int64
+        keys = (docs - first).astype(key_type)
+        keys *= top
+        keys += terms
+        if weights is None:
+            keys, counts = np.unique(keys, return_counts=True)
+        else:
+            keys, inverse = np.unique(keys, return_inverse=True)
+            counts = np.bincount(inverse, weights=weights, minlength=len(keys)).astype(np.int64)
+        pair_docs, pair_terms = np.divmod(keys, top)
+        firsts = np.flatnonzero(np.concatenate(([True], pair_docs[1:] != pair_docs[:-1])))
+        present = np.zeros(top, dtype=bool)
+        present[pair_terms] = True
+        vocabulary = np.flatnonzero(present).astype(np.int32)
+        position = np.cumsum(present, dtype=np.int32)
+        position -= 1
+        return cls(docs=(pair_docs[firsts] + first).astype(np.int32), pairs_per_doc=np.diff(np.append(firsts, len(keys))).astype(np.int32),
+                   vocabulary=vocabulary, terms=position[pair_terms].astype(narrowest(max(len(vocabulary) - 1, 0))),
                    counts=counts.astype(narrowest(int(counts.max(initial=0)))))
 
     def pair_docs(self) -> np.ndarray:
@@ -52,17 +74,14 @@ class Batch:
     def pair_terms(self) -> np.ndarray:
         return self.vocabulary[self.terms]
 
-    def keys(self) -> np.ndarray:
-        return (self.pair_docs().astype(np.int64) << 32) | self.pair_terms()
-
 
 class PairCounts:
     """Counts for documents 0 .. size-1, added in ascending order, each once."""
 
-    def __init__(self, size: int, batch_tokens: int = BATCH_TOKENS, expand_keys: ExpandKeys | None = None) -> None:
+    def __init__(self, size: int, batch_tokens: int = BATCH_TOKENS, expand: ExpandPairs | None = None) -> None:
         self.size = size
         self.batch_tokens = batch_tokens
-        self.expand_keys = expand_keys  # ids are counted as the ids this maps them to (word runs as bench tokens)
+        self.expand = expand  # ids are counted as the ids this maps them to (word runs as bench tokens)
         self._docs: list[int] = []  # one entry per pending slice
         self._slices: list[np.ndarray] = []
         self._pending = 0
@@ -86,15 +105,16 @@ class PairCounts:
         if not self._slices:
             return
         sizes = np.fromiter(map(len, self._slices), dtype=np.int64, count=len(self._slices))
-        keys = np.repeat(np.asarray(self._docs, dtype=np.int64) << 32, sizes)
-        keys |= np.concatenate(self._slices)
+        docs = np.repeat(np.asarray(self._docs, dtype=np.int32), sizes)
+        terms = np.concatenate(self._slices)
         self._docs, self._slices, self._pending = [], [], 0
-        if self.expand_keys is not None:
-            keys, _ = self.expand_keys(keys, None)
-        self._batches.append(Batch.of_keys(*np.unique(keys, return_counts=True)))
+        if self.expand is not None:
+            docs, terms, _ = self.expand(docs, terms, None)
+        if len(docs):  # ids that all map to nothing (word runs of underscores alone) leave no batch
+            self._batches.append(Batch.count(docs, terms))
 
     def totals(self) -> np.ndarray:
-        """Each document's number of ids (as counted, after `expand_keys`)."""
+        """Each document's number of ids (as counted, after `expand`)."""
         self._count()
         found = np.zeros(self.size, dtype=np.int64)
         for batch in self._batches:  # a document's pairs are all in one batch

@@ -55,7 +55,7 @@ class _Build:
         self.to_bench = WordTokens(self.words, self.bench)
         self.files = PairCounts(len(self.paths), batch_tokens) if lexical else None
         self.rows = rows
-        self.chunks = PairCounts(len(rows), batch_tokens, self.to_bench.expand_keys) if rows is not None else None
+        self.chunks = PairCounts(len(rows), batch_tokens, self.to_bench.expand_pairs) if rows is not None else None
         self.rows_of: dict[str, list[int]] = {}
         for number, row in enumerate(rows or ()):
             self.rows_of.setdefault(row["path"], []).append(number)

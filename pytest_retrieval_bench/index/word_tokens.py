@@ -58,18 +58,15 @@ class WordTokens:
             self._starts = np.cumsum(self._lengths) - self._lengths
         return self._starts, self._lengths, self._flat
 
-    def expand_keys(self, keys: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
-        """`document << 32 | word run` keys as `document << 32 | bench token` keys, one per bench
-        token of the run, in order (and their counts, repeated alike)."""
+    def expand_pairs(self, docs: np.ndarray, words: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(document, word run) pairs as (document, bench token) pairs, one per bench token of the
+        run, in order (and their counts, repeated alike)."""
         starts, lengths, flat = self._table()
-        words = keys & 0xFFFFFFFF
         repeats = lengths[words]
         ends = np.cumsum(repeats)
         positions = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
         positions -= np.repeat(ends - repeats - starts[words], repeats)
-        expanded = np.repeat(keys - words, repeats)
-        expanded |= flat[positions]
-        return expanded, (np.repeat(counts, repeats) if counts is not None else None)
+        return np.repeat(docs, repeats), flat[positions], (np.repeat(counts, repeats) if counts is not None else None)
 
     def totals(self, batches: list[Batch], size: int) -> np.ndarray:
         """Each document's number of bench tokens, from its (word run, count) pairs."""
@@ -84,7 +81,5 @@ class WordTokens:
         a document's counts of a bench token that several of its word runs hold added up."""
         expanded: list[Batch] = []
         for batch in batches:
-            keys, repeated = self.expand_keys(batch.keys(), batch.counts)
-            keys, inverse = np.unique(keys, return_inverse=True)
-            expanded.append(Batch.of_keys(keys, np.bincount(inverse, weights=repeated, minlength=len(keys)).astype(np.int64)))
+            expanded.append(Batch.count(*self.expand_pairs(batch.pair_docs(), batch.pair_terms(), batch.counts)))
         return expanded
