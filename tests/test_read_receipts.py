@@ -22,6 +22,7 @@ from pytest_retrieval_bench.corpus.read_receipts import Receipt, ReadReceipts, d
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
+from pytest_retrieval_bench.errors import SnapshotError
 from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.index.postings import ChunkIndex
 from pytest_retrieval_bench.samples.load import file_sha256
@@ -250,3 +251,62 @@ def test_without_an_index_cache_the_rows_are_never_hashed(tmp_path: Path) -> Non
     assert_same_chunk_index(snapshot.chunk_index(), SnapshotStore(
         SnapshotResolver(corpus_dirs=[corpus]), PrivateCopies(tmp_path / "copies", owned_root=None), IndexCache(tmp_path / "cache"),
     ).open(REPO, COMMIT, ["chunks"]).chunk_index())
+
+
+# -- the cycle collector while a snapshot is read and built -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("enabled_before", [True, False])
+def test_the_cycle_collector_is_paused_for_a_read_and_build_then_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                        enabled_before: bool) -> None:
+    import gc
+
+    from pytest_retrieval_bench.index import release_build
+
+    corpus = tmp_path / "corpus"
+    write_chunk_file(corpus, release_rows())
+    seen: list[bool] = []
+    real_read = release_build.OneReadBuild.read
+
+    def watched_read(self: Any) -> None:
+        seen.append(gc.isenabled())
+        real_read(self)
+
+    monkeypatch.setattr(release_build.OneReadBuild, "read", watched_read)
+    store = SnapshotStore(SnapshotResolver(corpus_dirs=[corpus]), PrivateCopies(tmp_path / "copies", owned_root=None), None)
+    was = gc.isenabled()
+    (gc.enable if enabled_before else gc.disable)()
+    try:
+        with pytest.raises(SnapshotError):
+            store.open("acme/absent", COMMIT, ["chunks"])  # a failed read restores it too
+        after_failure = gc.isenabled()
+        store.open(REPO, COMMIT, ["chunks", "lexical"])
+        after = gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert seen == [False]
+    assert after_failure is enabled_before and after is enabled_before
+
+
+def test_a_released_snapshot_is_freed_without_the_cycle_collector(tmp_path: Path) -> None:
+    """Items take the snapshot's token counts; nothing they leave may tie the snapshot to itself,
+    or its texts and indexes stay in memory beside the next snapshot's while collection is paused."""
+    import gc
+    import weakref
+
+    corpus = tmp_path / "corpus"
+    write_chunk_file(corpus, release_rows())
+    store = SnapshotStore(SnapshotResolver(corpus_dirs=[corpus]), PrivateCopies(tmp_path / "copies", owned_root=None), None)
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        snapshot = store.open(REPO, COMMIT, ["chunks", "lexical"])
+        assert snapshot.token_counts().file("src/app.py") is not None
+        index = weakref.ref(snapshot.chunk_index())
+        released = weakref.ref(snapshot)
+        del snapshot
+        store.release(f"{REPO}@{COMMIT}")
+        assert released() is None and index() is None
+    finally:
+        if was:
+            gc.enable()

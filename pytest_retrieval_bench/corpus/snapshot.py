@@ -124,7 +124,10 @@ class Snapshot:
     def token_counts(self) -> TokenCounts:
         """The files' BCY token counts, each file counted once for every item of the snapshot."""
         if self._token_counts is None:
-            self._token_counts = TokenCounts(self.read_text)
+            # the dict's own `get`, not `self.read_text`: a bound method of the snapshot kept by the
+            # snapshot is a cycle, so its texts and indexes would outlive its release until the cycle
+            # collector ran, and two snapshots would be held at once
+            self._token_counts = TokenCounts(self.texts.get)
         return self._token_counts
 
     def path_set(self) -> frozenset[str]:

@@ -7,8 +7,10 @@ each of its items fails fast with the same message.
 
 from __future__ import annotations
 
+import gc
 import time
-from typing import Any, Iterable
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator
 
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
@@ -18,6 +20,24 @@ from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, file
 from pytest_retrieval_bench.index.repomap import RepoMapIndex, build_repomap
 from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.index.release_build import OneReadBuild, build_indexes
+
+
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Python's cycle collector off while a snapshot is read and indexed, then as it was.
+
+    A read keeps hundreds of thousands of row dicts alive while the build makes millions of
+    short-lived token lists; each collection those allocations set off walks the rows again, and
+    finds nothing, since nothing the read or the build makes is a cycle. Reference counting still
+    frees every object as before. It was 8% of a cold build on a real release corpus.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class SnapshotStore:
@@ -72,6 +92,10 @@ class SnapshotStore:
 
     def open(self, repo: str, commit: str, index_kinds: Iterable[str]) -> Snapshot:
         """Load a snapshot and build (or load) the indexes its selected arms use."""
+        with cyclic_gc_paused():
+            return self._open(repo, commit, index_kinds)
+
+    def _open(self, repo: str, commit: str, index_kinds: Iterable[str]) -> Snapshot:
         snapshot = self.get(repo, commit)
         kinds = set(index_kinds)
         if "repomap" in kinds:
