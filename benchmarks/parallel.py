@@ -8,16 +8,19 @@ snapshots (default 6, about 235 MB of text in 132 snapshots), so that the run la
 for xdist's fixed start-up to matter as little as on a real release corpus. The index cache is off so both runs do
 the same work, index builds included. Prints figures; asserts nothing.
 
-    python benchmarks/parallel.py [--queries 300] [--copies 6] [--arms grep,grep-ident,bm25:all,bm25:ident,arb-lexical,arb-bm25]
+    python benchmarks/parallel.py [--queries 300] [--copies 6] [--arms grep,...] [--repeat 3]
 
 Besides the end-to-end wall time it prints the time the controller (or the only process) spent in
 pytest's run-test loop, from a conftest the script writes into its scratch directory: the part
 xdist can divide, without the fixed cost of starting Python and pytest; the CPU seconds of each
 process (the controller's share is what competes with the workers for the cores); and the machine
-reference, the speed-up of two CPU-bound processes over one, measured three times (before,
-between and after the runs; the median is used) because on shared or hyperthreaded cores it
-moves by tens of percent within minutes. "speed-up / reference" is how much of what the
-machine can give the run gets.
+reference, the speed-up of two CPU-bound processes over one, measured before each run (the
+median is used) because on shared or hyperthreaded cores it moves by tens of percent within
+minutes; `--repeat N` runs every kind N times, interleaved, and uses each kind's least wall time. "speed-up / reference" is how much of what the
+machine can give the run gets. Last, the workload reference: the same work split by
+`--bench-shard=1/2` and `2/2` into two plain `-n 0` processes started together, no xdist at all;
+the serial time over theirs is what two processes sharing these cores give this workload (its
+memory traffic, not only a CPU-bound loop's), so "speed-up / workload ref" is xdist's own cost.
 """
 
 from __future__ import annotations
@@ -124,6 +127,28 @@ def pytest_unconfigure(config):
 """
 
 
+def two_halves(args: list[str], cwd: Path) -> tuple[float, list[float]]:
+    """The run's work split by `--bench-shard=1/2` and `2/2` into two plain `-n 0` processes
+    started together: (seconds until both ended, each half's seconds). No xdist at all, so this
+    is what two processes sharing this machine's cores give this workload: the ceiling that
+    contention (caches, memory bandwidth, a hyperthread sibling) leaves for `-n 2`."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    started = time.perf_counter()
+
+    def half(number: int) -> float:
+        result = subprocess.run([sys.executable, "-m", "pytest", *args, f"--bench-shard={number}/2",
+                                 f"--bench-report={cwd / f'half-{number}.json'}"], cwd=cwd, capture_output=True, text=True)
+        if result.returncode not in (0, 1):
+            sys.stderr.write(result.stdout[-3000:] + result.stderr[-3000:])
+            raise SystemExit(f"half {number} exited {result.returncode}")
+        return time.perf_counter() - started
+
+    with ThreadPoolExecutor(2) as pool:
+        ended = list(pool.map(half, (1, 2)))
+    return max(ended), ended
+
+
 def run(args: list[str], cwd: Path) -> tuple[float, float, dict[str, float]]:
     """(end-to-end seconds, seconds in the run-test loop, CPU seconds of each pytest process)."""
     for stale in cwd.glob("cpu-*"):
@@ -143,7 +168,10 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--copies", type=int, default=6, help="register each directory as this many snapshots (more index work)")
     parser.add_argument("--arms", default="grep,grep-ident,bm25:all,bm25:ident,arb-lexical,arb-bm25")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of the three runs, interleaved; the least wall time of each is used")
     options = parser.parse_args()
+    if options.repeat < 1:
+        parser.error("--repeat must be at least 1")
     rng = random.Random(20261130)
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
@@ -165,23 +193,36 @@ def main() -> None:
         common = [f"--bench-samples={samples_path}", *snapshot_args, f"--bench-arms={options.arms}", "--bench-no-cache",
                   "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q", f"--rootdir={work}"]
         print(f"bench: {len(samples)} samples over {len(roots)} snapshots ({total_files} files, {total_bytes / 1e6:.0f} MB of Python), arms {options.arms}, {os.cpu_count()} cpus")
-        references = [machine_reference()]
-        serial = run([*common, "-n", "0", f"--bench-report={work / 'serial.json'}"], work)
-        references.append(machine_reference())
-        parallel = run([*common, "-n", "2", "--dist", "loadgroup", f"--bench-report={work / 'parallel.json'}"], work)
-        references.append(machine_reference())
+        references: list[float] = []
+        serials, parallels, halves = [], [], []
+        for _ in range(options.repeat):  # interleaved, so a slow spell of the machine hits every kind alike
+            references.append(machine_reference())
+            serials.append(run([*common, "-n", "0", f"--bench-report={work / 'serial.json'}"], work))
+            references.append(machine_reference())
+            parallels.append(run([*common, "-n", "2", "--dist", "loadgroup", f"--bench-report={work / 'parallel.json'}"], work))
+            references.append(machine_reference())
+            halves.append(two_halves([*common, "-n", "0"], work))
         strip = lambda p: [(e["id"], {a: r["ranking"] for a, r in e["arms"].items()}) for e in json.loads(p.read_text())["details"]]
         same = strip(work / "serial.json") == strip(work / "parallel.json")
-        (serial, serial_loop, serial_cpu), (parallel, parallel_loop, parallel_cpu) = serial, parallel
+        (serial, serial_loop, serial_cpu), (parallel, parallel_loop, parallel_cpu) = min(serials, key=lambda r: r[0]), min(parallels, key=lambda r: r[0])
+        both_halves, each_half = min(halves, key=lambda h: h[0])
         workers = sum(seconds for name, seconds in parallel_cpu.items() if name != "controller")
-        reference = sorted(references)[1]
+        reference = sorted(references)[len(references) // 2]
+        if options.repeat > 1:
+            print(f"rounds: {options.repeat}; each figure is the least wall time of its rounds, the reference the median of all")
+            for label, runs in (("-n 0", [r[0] for r in serials]), ("-n 2", [r[0] for r in parallels]), ("two halves", [h[0] for h in halves])):
+                print(f"  {label:<11}{', '.join(f'{seconds:.2f}' for seconds in runs)} s")
         print("                        end to end   run-test loop   CPU s")
         print(f"-n 0:                   {serial:7.2f} s   {serial_loop:7.2f} s     {sum(serial_cpu.values()):7.2f}")
         print(f"-n 2 --dist loadgroup:  {parallel:7.2f} s   {parallel_loop:7.2f} s     {parallel_cpu.get('controller', 0.0):7.2f} controller + {workers:.2f} workers")
         print(f"speed-up:               {serial / parallel:7.2f}x  {serial_loop / parallel_loop:7.2f}x   (same rankings: {same})")
         print(f"machine reference:      {reference:7.2f}x   (two CPU-bound processes vs one; median of "
-              f"{', '.join(f'{r:.2f}' for r in references)}, measured before, between and after the runs)")
+              f"{', '.join(f'{r:.2f}' for r in references)}, measured before each run)")
         print(f"speed-up / reference:   {serial / parallel / reference:7.2f}    {serial_loop / parallel_loop / reference:7.2f}")
+        print(f"two halves, no xdist:   {both_halves:7.2f} s   (--bench-shard=1/2 and 2/2 as two -n 0 processes at once; "
+              f"they ended after {', '.join(f'{seconds:.2f}' for seconds in each_half)} s)")
+        print(f"workload reference:     {serial / both_halves:7.2f}x   (-n 0 / two halves: this workload's own ceiling on these cores)")
+        print(f"speed-up / workload ref:{serial / parallel / (serial / both_halves):7.2f}")
 
 
 if __name__ == "__main__":
