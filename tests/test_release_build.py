@@ -24,7 +24,7 @@ from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, Post
 from pytest_retrieval_bench.index import release_build
 from pytest_retrieval_bench.index.release_build import build_indexes, grouped_in_path_order
 from pytest_retrieval_bench.index.tokens import bench_tokens, word_runs
-from pytest_retrieval_bench.index.word_tokens import _bench_tokens_of_word
+from pytest_retrieval_bench.index.word_tokens import bench_tokens_of_words
 
 ROOT = Path(__file__).resolve().parent.parent
 RELEASE_CORPUS = ROOT / "testdata" / "release" / "corpus" / "synthetic_v1"
@@ -90,15 +90,32 @@ def file_row(path: str, text: str) -> dict[str, Any]:
 TEXT = st.text(alphabet=st.sampled_from(list("aAzZbQq_09 \n\r\t.-/éÉßſK😀")), max_size=120)
 
 
+def split_runs(runs: list[str]) -> list[list[str]]:
+    """`bench_tokens_of_words` back into one token list per run."""
+    lengths, tokens = bench_tokens_of_words(runs)
+    assert len(lengths) == len(runs) and int(lengths.sum()) == len(tokens)
+    ends = np.cumsum(lengths).tolist()
+    return [[token.decode("ascii") for token in tokens[end - length : end]] for end, length in zip(ends, lengths.tolist())]
+
+
 @settings(max_examples=400, deadline=None)
 @given(text=TEXT)
 def test_bench_tokens_are_the_word_runs_bench_tokens_in_order(text: str) -> None:
-    assert [token for run in word_runs(text) for token in _bench_tokens_of_word(run)] == bench_tokens(text)
+    runs = word_runs(text)
+    assert [token for tokens in split_runs(runs) for token in tokens] == bench_tokens(text)
+    assert split_runs(runs) == [bench_tokens(run) for run in runs]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="aAbZz09_", min_size=1, max_size=12), max_size=30))
+def test_many_word_runs_split_at_once_as_each_alone(runs: list[str]) -> None:
+    assert split_runs(runs) == [bench_tokens(run) for run in runs]
 
 
 @pytest.mark.parametrize("word", ["abc", "ABC", "123", "a1", "A1", "aB", "Ab", "ABc", "aBC", "a_B", "__", "_a", "getHTTPResponse", "x9Y", "String", "HTTPServer", "A", "Ab1C", "a1B", "1aB", "9"])
 def test_one_word_run_gives_the_bench_tokens(word: str) -> None:
-    assert _bench_tokens_of_word(word) == bench_tokens(word)
+    assert split_runs([word]) == [bench_tokens(word)]
+    assert split_runs(["zZ", word, "_"]) == [["z", "z"], bench_tokens(word), []]  # neighbours never join it
 
 
 # --------------------------------------------------------------------------- edge releases

@@ -51,7 +51,7 @@ class _Build:
         self.texts = texts
         self.paths = sorted(texts)
         self.words = TermIds(ascii_bytes=True)  # word runs are looked up as bytes
-        self.bench = TermIds()
+        self.bench = TermIds(ascii_bytes=True)  # bench tokens come from `bench_tokens_of_words` as bytes
         self.to_bench = WordTokens(self.words, self.bench)
         self.files = PairCounts(len(self.paths), batch_tokens) if lexical else None
         self.rows = rows

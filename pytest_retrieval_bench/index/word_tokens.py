@@ -9,22 +9,40 @@ its bench tokens come from a table per distinct word run, applied to counts with
 
 from __future__ import annotations
 
-from itertools import chain
-
 import numpy as np
 
 from pytest_retrieval_bench.index.pair_counts import Batch
 from pytest_retrieval_bench.index.term_ids import TermIds
-from pytest_retrieval_bench.index.tokens import bench_tokens
 
 
-def _bench_tokens_of_word(word: str) -> list[str]:
-    """`bench_tokens(word)` for one word run; one lowercased token when it has no `_` and no
-    lower->Upper boundary (no capital after its first character, or no small letter), as most runs have."""
-    rest = word[1:]
-    if "_" not in word and (rest == rest.lower() or word.isupper()):
-        return [word.lower()]
-    return bench_tokens(word)
+_LOWER = np.zeros(256, dtype=bool)
+_LOWER[ord("a") : ord("z") + 1] = True
+_UPPER = np.zeros(256, dtype=bool)
+_UPPER[ord("A") : ord("Z") + 1] = True
+_SPACE, _UNDERSCORE, _NUL = ord(" "), ord("_"), 0
+
+
+def bench_tokens_of_words(words: list[str]) -> tuple[np.ndarray, list[bytes]]:
+    """How many bench tokens each word run has, and all their tokens in order, as ASCII bytes:
+    `bench_tokens` of every run at once, with no regex and no Python step per run.
+
+    A word run holds only `[A-Za-z0-9_]`, so its bench tokens are its pieces between underscores
+    and lower->Upper gaps, lowercased. The runs are joined by NULs, a space goes into every such
+    gap (a gap never spans a NUL) and over every underscore; a run's count is the number of pieces
+    that start between its NULs, and the tokens are the pieces."""
+    if not words:
+        return np.zeros(0, dtype=np.int64), []
+    data = np.frombuffer("\0".join(words).encode("ascii"), dtype=np.uint8)
+    gaps = np.flatnonzero(_LOWER[data[:-1]] & _UPPER[data[1:]]) + 1
+    spaced = np.insert(data, gaps, _SPACE)
+    spaced[spaced == _UNDERSCORE] = _SPACE
+    ends = spaced == _NUL
+    inside = ~ends & (spaced != _SPACE)
+    starts = inside.copy()
+    starts[1:] &= ~inside[:-1]
+    lengths = np.bincount(np.cumsum(ends)[starts], minlength=len(words)).astype(np.int64)  # NULs before a start: its run
+    spaced[ends] = _SPACE
+    return lengths, spaced.tobytes().lower().split()
 
 
 TABLE_WORDS = 1 << 14
@@ -51,9 +69,9 @@ class WordTokens:
         if len(self.words) > done:
             lengths, flat = [self._lengths], [self._flat]
             for start in range(done, len(self.words), TABLE_WORDS):
-                split = list(map(_bench_tokens_of_word, self.words.terms[start : start + TABLE_WORDS]))
-                lengths.append(np.fromiter(map(len, split), dtype=np.int64, count=len(split)))
-                flat.append(self.bench.of(list(chain.from_iterable(split))))
+                counts, tokens = bench_tokens_of_words(self.words.terms[start : start + TABLE_WORDS])
+                lengths.append(counts)
+                flat.append(self.bench.of(tokens))
             self._lengths, self._flat = np.concatenate(lengths), np.concatenate(flat)
             self._starts = np.cumsum(self._lengths) - self._lengths
         return self._starts, self._lengths, self._flat
