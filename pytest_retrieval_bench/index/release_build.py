@@ -7,7 +7,7 @@ kind and text), so a symbol row that is a line range of its file row has exactly
 that range: they are sliced out of the file's word-run ids instead of read again. Whether a row
 is such a range is checked on the text itself, never assumed; every other row (a symbol past the
 end of a truncated file row, a binary file's row, a row of unusual shape) is tokenized whole, as
-the bench does. Texts are read once, by the word-run regex; bench tokens come from the word runs
+the bench does. Texts are read once, split into word runs (`word_run_bytes`); bench tokens come from the word runs
 (see `word_tokens`). The result equals `LexicalIndex.build` and `ChunkIndex.build` value for value.
 
 Files are taken in path order (the whole-file index's document order), each with its rows, so

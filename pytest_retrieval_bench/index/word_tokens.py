@@ -3,8 +3,8 @@
 A bench token is an alphanumeric run after lower->Upper boundaries are split, so it never
 crosses a character outside `[A-Za-z0-9_]`: every bench token of a text lies inside one of its
 word runs (`[A-Za-z0-9_]+`), and the text's bench tokens are its word runs' bench tokens in
-order. So a text is read by one regex, the word-run one the whole-word index needs anyway, and
-its bench tokens come from a table per distinct word run, applied to counts with numpy.
+order. So a text is read once, into the word runs the whole-word index needs anyway, and its
+bench tokens come from a table per distinct word run, applied to counts with numpy.
 """
 
 from __future__ import annotations
