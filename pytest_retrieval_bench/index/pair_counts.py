@@ -3,7 +3,7 @@
 Documents arrive in ascending order as arrays of term ids (see `TermIds`), possibly as several
 slices of texts already turned into ids, so a chunk that repeats lines of its file costs array
 work, not a second tokenization. Each batch of about `batch_tokens` ids is counted with one
-`np.unique` over `document << 32 | term` keys and kept as compactly as `PostingsBuilder` keeps
+`np.unique` over (document, term) keys (see `Batch.count`) and kept as compactly as `PostingsBuilder` keeps
 its batches (about four bytes a pair); `postings_of_batches` then scatters the batches, in
 document order, into each term's list, a batch at a time, so no step holds more than a batch of
 temporaries beside the result.
