@@ -50,8 +50,8 @@ class _Build:
     def __init__(self, texts: dict[str, str], rows: list[dict[str, Any]] | None, lexical: bool, batch_tokens: int):
         self.texts = texts
         self.paths = sorted(texts)
-        self.words = TermIds(ascii_bytes=True)  # word runs are looked up as bytes
-        self.bench = TermIds(ascii_bytes=True)  # bench tokens come from `bench_tokens_of_words` as bytes
+        self.words = TermIds()
+        self.bench = TermIds()
         self.to_bench = WordTokens(self.words, self.bench)
         self.files = PairCounts(len(self.paths), batch_tokens) if lexical else None
         self.rows = rows

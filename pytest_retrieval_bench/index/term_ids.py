@@ -24,19 +24,18 @@ def _no_new_terms() -> int:
 class TermIds:
     """term -> id, ids 0, 1, 2, ... in the order terms are first met; `terms[id]` is the term.
 
-    With `ascii_bytes`, tokens arrive as ASCII bytes (see `word_run_bytes`), looked up as they
-    are; `terms` holds them decoded, once per distinct term."""
+    Tokens arrive as ASCII bytes (`word_run_bytes`, `bench_tokens_of_words`) and are looked up as
+    they are; `terms` holds them decoded, once per distinct term."""
 
-    def __init__(self, ascii_bytes: bool = False) -> None:
-        self._ids: defaultdict[str | bytes, int] = defaultdict(count().__next__)
-        self._ascii_bytes = ascii_bytes
+    def __init__(self) -> None:
+        self._ids: defaultdict[bytes, int] = defaultdict(count().__next__)
         self.terms: list[str] = []
         self._byte_order: tuple[list[str], np.ndarray] | None = None
 
     def __len__(self) -> int:
         return len(self.terms)
 
-    def of(self, tokens: list[str] | list[bytes]) -> np.ndarray:
+    def of(self, tokens: list[bytes]) -> np.ndarray:
         """The ids of `tokens`, new terms numbered as they come."""
         if not tokens:
             return NO_IDS
@@ -48,8 +47,7 @@ class TermIds:
             new = np.flatnonzero(ids >= known)
             highest = np.maximum.accumulate(ids[new])
             firsts = new[np.flatnonzero(np.concatenate(([True], highest[1:] > highest[:-1])))]
-            new_terms = [tokens[position] for position in firsts.tolist()]
-            self.terms.extend(b"\0".join(new_terms).decode("ascii").split("\0") if self._ascii_bytes else new_terms)  # type: ignore[arg-type]
+            self.terms.extend(b"\0".join([tokens[position] for position in firsts.tolist()]).decode("ascii").split("\0"))
         return ids
 
     def forget_ids(self) -> None:
