@@ -18,6 +18,7 @@ from pytest_retrieval_bench.corpus import file_digests as file_digests_module
 from pytest_retrieval_bench.corpus.chunks import read_chunk_file
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.file_digests import FileDigests
+from pytest_retrieval_bench.corpus.file_row_texts import FileRowTexts
 from pytest_retrieval_bench.corpus.read_receipts import Receipt, ReadReceipts, decode, encode, identity
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
@@ -113,7 +114,7 @@ def test_a_receipt_of_other_bytes_is_not_used(tmp_path: Path) -> None:
     key = identity(path) or ""
     stored = receipts.load(key)
     assert stored is not None and stored.sha256 == file_sha256(path)
-    receipts.store(key, Receipt(sha256="0" * 64, rows=stored.rows, file_rows=stored.file_rows,
+    receipts.store(key, Receipt(sha256="0" * 64, rows=stored.rows, file_rows=stored.file_rows, paths=stored.paths,
                                 files_digest=stored.files_digest, content_digest=stored.content_digest))
     assert read_chunk_file(path, REPO, COMMIT, receipts).chunk_rows is not None, "read in full"
     assert receipts.load(key) == stored
@@ -133,32 +134,75 @@ def test_a_damaged_or_lying_receipt_is_not_used(tmp_path: Path) -> None:
     assert read_chunk_file(path, REPO, COMMIT, receipts).chunk_rows is not None
     assert receipts.load(key) == stored, "the full read writes the receipt again"
 
-    # well formed, but naming a symbol row's line as a file row: the read by receipt gives up
-    lying = Receipt(sha256=stored.sha256, rows=stored.rows, file_rows=[[2, stored.file_rows[0][2], stored.file_rows[1][1]]],
-                    files_digest=stored.files_digest, content_digest=stored.content_digest)
-    receipts.store(key, lying)
+    # well formed, but naming a symbol row's line as a file row: no row is parsed when the
+    # snapshot is read, so the lie is found when the text is first used, and named
+    symbol_line = [2, stored.file_rows[0][2], stored.file_rows[1][1], 1]
+    receipts.store(key, Receipt(sha256=stored.sha256, rows=stored.rows, file_rows=[symbol_line], paths=["src/app.py"],
+                                files_digest=stored.files_digest, content_digest=stored.content_digest))
     snapshot = read_chunk_file(path, REPO, COMMIT, receipts)
-    assert snapshot.chunk_rows is not None
-    same_tree(snapshot, full)
+    assert snapshot.chunk_rows is None and list(snapshot.texts) == ["src/app.py"]
+    with pytest.raises(SnapshotError, match=rf"{path}:2: the row is not the text file row 'src/app.py'"):
+        snapshot.read_text("src/app.py")
+
+    # a path a full read refuses (outside the snapshot, or a file that is also a directory): read in full
+    for lying_paths in (["../outside.py", "README.md", "assets/logo.bin", "src/util/io.py"],
+                        ["src/app.py", "README.md", "src", "src/util/io.py"]):
+        receipts.store(key, Receipt(sha256=stored.sha256, rows=stored.rows, file_rows=stored.file_rows, paths=lying_paths,
+                                    files_digest=stored.files_digest, content_digest=stored.content_digest))
+        snapshot = read_chunk_file(path, REPO, COMMIT, receipts)
+        assert snapshot.chunk_rows is not None, lying_paths
+        same_tree(snapshot, full)
 
 
-@pytest.mark.parametrize("file_rows", [
-    [[2, 0, 10], [1, 10, 20]],  # lines not increasing
-    [[1, 0, 10], [2, 5, 20]],  # byte ranges overlap
-    [[1, 0, 0]],  # empty range
-    [[1, 0, 10.5]],  # not integers
-    [[1, -1, 10]],
-    [[1, 0]],
+def test_a_text_is_parsed_when_first_used_then_kept(tmp_path: Path) -> None:
+    path = write_chunk_file(tmp_path / "corpus", release_rows())
+    receipts = ReadReceipts(tmp_path / "reads", FileDigests(tmp_path / "digests"))
+    read_chunk_file(path, REPO, COMMIT, receipts)
+    snapshot = read_chunk_file(path, REPO, COMMIT, receipts)
+    texts = snapshot.texts
+    assert isinstance(texts, FileRowTexts) and texts.parsed == 0
+    assert snapshot.paths() == ["README.md", "assets/logo.bin", "src/app.py", "src/util/io.py"] and texts.parsed == 0
+    assert snapshot.read_text("README.md") == "Widgets: parse configs fast.\n" and texts.parsed == 1
+    assert snapshot.read_text("README.md") is texts["README.md"] and texts.parsed == 1
+    assert snapshot.read_text("assets/logo.bin") is None and snapshot.read_text("nowhere.py") is None
+    with pytest.raises(KeyError):
+        texts["assets/logo.bin"]
+
+
+def test_a_read_by_receipt_keeps_its_own_copy_of_the_rows(tmp_path: Path) -> None:
+    """The rows' bytes are copied when the snapshot is read: a later write to the file does not
+    reach a text parsed after it."""
+    path = write_chunk_file(tmp_path / "corpus", release_rows())
+    receipts = ReadReceipts(tmp_path / "reads", FileDigests(tmp_path / "digests"))
+    read_chunk_file(path, REPO, COMMIT, receipts)
+    snapshot = read_chunk_file(path, REPO, COMMIT, receipts)
+    path.write_bytes(path.read_bytes().replace(b"parse configs fast", b"parse configs slow"))
+    assert snapshot.read_text("README.md") == "Widgets: parse configs fast.\n"
+
+
+@pytest.mark.parametrize("file_rows, paths", [
+    ([[2, 0, 10, 1], [1, 10, 20, 1]], ["a", "b"]),  # lines not increasing
+    ([[1, 0, 10, 1], [2, 5, 20, 1]], ["a", "b"]),  # byte ranges overlap
+    ([[1, 0, 0, 1]], ["a"]),  # empty range
+    ([[1, 0, 10.5, 1]], ["a"]),  # not integers
+    ([[1, -1, 10, 1]], ["a"]),
+    ([[1, 0, 10]], ["a"]),  # no text flag
+    ([[1, 0, 10, 1, 2, 20, 30, 1]], ["a", "b"]),  # two rows run together
+    ([[1, 0, 10, 2]], ["a"]),  # a text flag neither 0 nor 1
+    ([[1, 0, 10, 1]], []),  # a row without its path
+    ([[1, 0, 10, 1], [2, 10, 20, 1]], ["a", "a"]),  # one path twice
+    ([[1, 0, 10, 1]], [7]),
 ])
-def test_receipts_with_impossible_file_rows_are_refused(file_rows: list[list[Any]]) -> None:
-    receipt = Receipt(sha256="0" * 64, rows=3, file_rows=file_rows, files_digest="a", content_digest="b")
+def test_receipts_with_impossible_file_rows_are_refused(file_rows: list[list[Any]], paths: list[Any]) -> None:
+    receipt = Receipt(sha256="0" * 64, rows=3, file_rows=file_rows, paths=paths, files_digest="a", content_digest="b")
     with pytest.raises(ValueError):
         decode("k", encode("k", receipt))
 
 
 def test_a_receipt_is_for_its_key_only() -> None:
-    receipt = Receipt(sha256="0" * 64, rows=1, file_rows=[[1, 0, 10]], files_digest="a", content_digest="b")
-    assert decode("k", encode("k", receipt)) == Receipt(sha256="0" * 64, rows=1, file_rows=[[1, 0, 10]], files_digest="a", content_digest="b")
+    receipt = Receipt(sha256="0" * 64, rows=1, file_rows=[[1, 0, 10, 1]], paths=["a"], files_digest="a", content_digest="b")
+    assert decode("k", encode("k", receipt)) == Receipt(sha256="0" * 64, rows=1, file_rows=[[1, 0, 10, 1]], paths=["a"],
+                                                        files_digest="a", content_digest="b")
     with pytest.raises(ValueError, match="key"):
         decode("other", encode("k", receipt))
 

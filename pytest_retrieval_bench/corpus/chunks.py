@@ -12,8 +12,9 @@ import orjson
 import zstandard
 
 from pytest_retrieval_bench.corpus.copy_files import find_path_clash
+from pytest_retrieval_bench.corpus.file_row_texts import FileRowTexts
 from pytest_retrieval_bench.corpus.read_receipts import Receipt, ReadReceipts, identity
-from pytest_retrieval_bench.corpus.snapshot import MAX_TEXT_BYTES, Snapshot, check_relative_path
+from pytest_retrieval_bench.corpus.snapshot import Snapshot, check_relative_path, is_text
 from pytest_retrieval_bench.errors import InputError, SnapshotError
 from pytest_retrieval_bench.samples.reader import iter_numbered_lines, iter_sample_lines, open_zstd
 
@@ -62,7 +63,8 @@ class _TreeRows:
                 row[key] = values.setdefault(value, value)
         return row
 
-    def add_file(self, row: dict[str, Any], number: int) -> None:
+    def add_file(self, row: dict[str, Any], number: int) -> bool:
+        """Take a file row; whether it holds a text file (else it is only a path)."""
         chunk_path = row["path"]
         if chunk_path in self.first_line:
             raise InputError(self.source, f"duplicate file path {chunk_path!r} (first at line {self.first_line[chunk_path]})",
@@ -71,17 +73,23 @@ class _TreeRows:
         text = row.get("text")
         if not isinstance(text, str):
             raise InputError(self.source, "missing or not a string", line=number, field="text")
-        if "\x00" in text or (len(text) * 4 >= MAX_TEXT_BYTES and len(text.encode("utf-8", errors="surrogatepass")) >= MAX_TEXT_BYTES):
-            self.others.append(chunk_path)
-        else:
+        if is_text(text):
             self.texts[chunk_path] = text
+            return True
+        self.others.append(chunk_path)
+        return False
 
     def check_clash(self) -> None:
-        clash = find_path_clash(self.first_line)
-        if clash is not None:
-            file_path, below = clash
-            raise InputError(self.source, f"file row {file_path!r} (line {self.first_line[file_path]}) is also a directory of file row {below!r}",
-                             line=self.first_line[below], field="path")
+        check_clash(self.source, self.first_line)
+
+
+def check_clash(source: str, first_line: dict[str, int]) -> None:
+    """No file row's path is also a directory of another's (`first_line`: path -> its line)."""
+    clash = find_path_clash(first_line)
+    if clash is not None:
+        file_path, below = clash
+        raise InputError(source, f"file row {file_path!r} (line {first_line[file_path]}) is also a directory of file row {below!r}",
+                         line=first_line[below], field="path")
 
 
 def read_chunk_file(path: Path, repo: str, commit: str, receipts: ReadReceipts | None = None) -> Snapshot:
@@ -102,7 +110,7 @@ def read_chunk_file(path: Path, repo: str, commit: str, receipts: ReadReceipts |
                     return snapshot
         tree = _TreeRows(str(path))
         rows: list[dict[str, Any]] = []
-        file_rows: list[tuple[int, int, int]] = []
+        file_rows: list[tuple[int, int, int, int]] = []
         orphans: list[tuple[int, dict[str, Any]]] = []
         offset = 0
         parse, first_line = tree.parse, tree.first_line
@@ -116,8 +124,7 @@ def read_chunk_file(path: Path, repo: str, commit: str, receipts: ReadReceipts |
                 if row["path"] not in first_line:
                     orphans.append((number, row))  # before its file row, or an orphan: checked once every file row is known
                 continue
-            tree.add_file(row, number)
-            file_rows.append((number, start, offset))
+            file_rows.append((number, start, offset, int(tree.add_file(row, number))))
         tree.check_clash()
         for number, row in orphans:
             if row["path"] not in tree.first_line:
@@ -129,31 +136,57 @@ def read_chunk_file(path: Path, repo: str, commit: str, receipts: ReadReceipts |
     if receipts is not None and key is not None:
         sha256 = receipts.digests.sha256(path)
         if identity(path) == key:  # unchanged since the read began: the digest is of the bytes read
-            receipts.store(key, Receipt(sha256=sha256, rows=len(rows), file_rows=tuple(file_rows),
+            receipts.store(key, Receipt(sha256=sha256, rows=len(rows), file_rows=tuple(file_rows), paths=tuple(tree.first_line),
                                         files_digest=snapshot.files_digest(), content_digest=snapshot.content_digest()))
     return snapshot
 
 
 def _read_tree_rows(path: Path, repo: str, commit: str, receipt: Receipt) -> Snapshot | None:
-    """The snapshot from the file rows its receipt names (only their byte ranges are parsed), or
-    None when they are not file rows (then the caller reads the file in full, and reports what is
-    wrong)."""
+    """The snapshot from the file rows its receipt names: their bytes are kept and no row is
+    parsed until its text is used (`FileRowTexts`). None when the receipt does not fit the file
+    (then the caller reads it in full, and reports what is wrong).
+
+    The paths are checked as a full read checks them, since a private copy writes them.
+    """
     source = str(path)
-    tree = _TreeRows(source)
+    spans: dict[str, tuple[int, int, int]] = {}
+    others: list[str] = []
+    first_line: dict[str, int] = {}
+    for (number, start, end, text), file_path in zip(receipt.file_rows, receipt.paths):
+        problem = check_relative_path(file_path)
+        if problem:
+            return None
+        first_line[file_path] = number
+        if text:
+            spans[file_path] = (number, start, end)
+        else:
+            others.append(file_path)
     try:
+        check_clash(source, first_line)
         with _whole_file(path) as data:
             if receipt.file_rows and receipt.file_rows[-1][2] > len(data):
                 return None
-            for number, start, end in receipt.file_rows:
-                row = tree.parse(data[start:end], number)
-                if row.get("kind") != "file":
-                    return None
-                tree.add_file(row, number)
-        tree.check_clash()
+            kept, spans = _kept_bytes(data, spans)
     except (InputError, OSError, ValueError, zstandard.ZstdError):
         return None
-    return Snapshot(repo=repo, commit=commit, origin=source, texts=tree.texts, other_paths=tuple(sorted(tree.others)),
+    return Snapshot(repo=repo, commit=commit, origin=source, texts=FileRowTexts(source, kept, spans), other_paths=tuple(sorted(others)),
                     row_count=receipt.rows, rows_dropped=True, _digest=receipt.content_digest, _files_digest=receipt.files_digest)
+
+
+def _kept_bytes(data: Any, spans: dict[str, tuple[int, int, int]]) -> tuple[bytes, dict[str, tuple[int, int, int]]]:
+    """The spans' bytes copied out of `data` (a mapped file, or a decompressed one) into one
+    buffer, and each span's place in it."""
+    view = memoryview(data)
+    try:
+        kept = b"".join([view[start:end] for _, start, end in spans.values()])
+    finally:
+        view.release()  # a mapped file cannot close while a view of it is alive
+    moved: dict[str, tuple[int, int, int]] = {}
+    offset = 0
+    for file_path, (number, start, end) in spans.items():
+        moved[file_path] = (number, offset, offset + end - start)
+        offset += end - start
+    return kept, moved
 
 
 @contextmanager

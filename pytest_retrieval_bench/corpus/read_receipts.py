@@ -3,15 +3,18 @@
 A release's chunk file is mostly symbol rows, and once the index cache holds its indexes a run
 needs only the file rows (the tree) and the digests that key the cache. Reading every row again
 to learn those costs most of a warm run. A receipt records what a full, validated read of the
-file gave: its row count, which lines are file rows, the snapshot's digests, and the sha256 of
-every byte read.
+file gave: its row count, which lines are file rows, each one's path and whether it holds a
+text file, the snapshot's digests, and the sha256 of every byte read. So a warm read parses no
+row at all: it keeps the file rows' bytes and parses a text when it is first used
+(`FileRowTexts`).
 
 A receipt is found by the file's identity (resolved path, device, inode, size, modification
 time) and is used only when the file's sha256 (as stored, compressed or not) is the receipt's. That
 digest is the one the registration names (`FileDigests`: remembered while the file's status,
 change time included, is unchanged, as git's index does); otherwise the file is read in full
-again. The same bytes give the same rows, so every check the full read made (paths, orphans,
-duplicates, promises) holds for them. Receipts live beside the index cache and go with it
+again. The same bytes give the same rows, so every check the full read made (orphans,
+duplicates, promises) holds for them; the paths are checked again all the same, as they name
+where a private copy writes. Receipts live beside the index cache and go with it
 (`--bench-no-cache` uses none).
 """
 
@@ -29,8 +32,8 @@ from pytest_retrieval_bench import __version__
 from pytest_retrieval_bench.corpus.file_digests import FileDigests
 from pytest_retrieval_bench.index.cache import write_entry
 
-FORMAT = "rb-read-1"
-MAGIC = b"RBREAD1\n"
+FORMAT = "rb-read-2"
+MAGIC = b"RBREAD2\n"
 
 
 @dataclass(frozen=True)
@@ -39,8 +42,10 @@ class Receipt:
 
     sha256: str
     rows: int
-    #: [line number, first byte, end byte] of each file row, in file order
+    #: [line number, first byte, end byte, 1 if a text file else 0] of each file row, in file order
     file_rows: Sequence[Sequence[int]]
+    #: the path of each file row, in the same order
+    paths: Sequence[str]
     files_digest: str
     content_digest: str
 
@@ -58,7 +63,7 @@ def identity(path: Path) -> str | None:
 
 def encode(key: str, receipt: Receipt) -> bytes:
     body = orjson.dumps({"key": key, "sha256": receipt.sha256, "rows": receipt.rows, "file_rows": [list(row) for row in receipt.file_rows],
-                         "files_digest": receipt.files_digest, "content_digest": receipt.content_digest})
+                         "paths": list(receipt.paths), "files_digest": receipt.files_digest, "content_digest": receipt.content_digest})
     return MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
 
 
@@ -72,13 +77,16 @@ def decode(key: str, data: bytes) -> Receipt:
     fields = orjson.loads(body)
     if fields.get("key") != key:
         raise ValueError("key mismatch")
-    file_rows = fields["file_rows"]
+    file_rows, paths = fields["file_rows"], fields["paths"]
     if file_rows:  # checked at C speed: tens of thousands of rows
-        table = np.array(file_rows).reshape(-1, 3)
-        if table.dtype.kind != "i" or table.min() < 0 or (np.diff(table[:, 0]) <= 0).any() or (table[:, 2] <= table[:, 1]).any() \
-                or (table[1:, 1] < table[:-1, 2]).any():
+        table = np.array(file_rows)
+        if table.ndim != 2 or table.shape[1] != 4 or table.dtype.kind != "i" or table.min() < 0 or (np.diff(table[:, 0]) <= 0).any() or (table[:, 2] <= table[:, 1]).any() \
+                or (table[1:, 1] < table[:-1, 2]).any() or (table[:, 3] > 1).any():
             raise ValueError("file rows are not increasing, disjoint line ranges")
-    return Receipt(sha256=str(fields["sha256"]), rows=int(fields["rows"]), file_rows=file_rows,
+    if type(paths) is not list or len(paths) != len(file_rows) or not all(type(path) is str for path in paths) \
+            or len(set(paths)) != len(paths):
+        raise ValueError("paths are not one distinct string per file row")
+    return Receipt(sha256=str(fields["sha256"]), rows=int(fields["rows"]), file_rows=file_rows, paths=paths,
                    files_digest=str(fields["files_digest"]), content_digest=str(fields["content_digest"]))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 import orjson
 
@@ -20,6 +20,11 @@ def as_text(data: bytes) -> str | None:
     if len(data) >= MAX_TEXT_BYTES or b"\x00" in data:
         return None
     return data.decode("utf-8", errors="replace")
+
+
+def is_text(text: str) -> bool:
+    """The same rule for a chunk file's file row: under 1 MiB as UTF-8 and no NUL character."""
+    return "\x00" not in text and (len(text) * 4 < MAX_TEXT_BYTES or len(text.encode("utf-8", errors="surrogatepass")) < MAX_TEXT_BYTES)
 
 
 def check_relative_path(path: str) -> str | None:
@@ -40,7 +45,8 @@ class Snapshot:
     repo: str
     commit: str
     origin: str
-    texts: dict[str, str]
+    #: path -> text of each text file (a `FileRowTexts` parses a release's on first use)
+    texts: Mapping[str, str]
     other_paths: tuple[str, ...] = ()
     chunk_rows: list[dict[str, Any]] | None = None
     #: rows in the chunk file (kept when the rows are freed, or never held)
