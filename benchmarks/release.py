@@ -342,11 +342,15 @@ def main(argv: list[str] | None = None) -> int:
                   f"--bench-corpus={plugin_corpus(snapshots, work / 'corpus')}", "-q", f"--rootdir={work}"]
         listing = work / "chunk-files.json"
         listing.write_text(json.dumps([str(path) for _, _, path in snapshots]))
+        # the untimed warm-up below compiles (and assertion-rewrites) the modules once, so every timed run starts as a
+        # user's second run does, from bytecode; PYTHONDONTWRITEBYTECODE would make each child compile
+        # the modules changed since their bytecode was last written (start-up time that is not the run's)
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         env = None
         if bench_package is not None:
             evaluator_corpus(snapshots, work / "arb-corpus")
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(bench_package), os.environ.get("PYTHONPATH")])))
-        run_child("warm-up", [*pytest, "--co"], work, ok=(0, 1))  # untimed: compiles (and assertion-rewrites) the modules once
+        run_child("warm-up", [*pytest, "--co"], work, ok=(0, 1))  # untimed
 
         # every timed measurement once per round, the rounds one after another, so that a slow spell
         # of the machine does not fall on one side of a ratio only; each figure is the round's minimum
