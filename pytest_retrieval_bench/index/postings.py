@@ -19,6 +19,7 @@ from typing import Any, Iterable, Protocol
 
 import numpy as np
 
+from pytest_retrieval_bench.index.substrings import Substrings
 from pytest_retrieval_bench.index.tokens import bench_tokens, stream_tokens, word_runs
 
 _EMPTY_I32 = np.zeros(0, dtype=np.int32)
@@ -420,12 +421,21 @@ class LabelValues:
                    symbol_ids=symbol_of_row, symbols=list(symbol_ids))
 
     @cached_property
-    def lowered_paths(self) -> list[str]:
-        return [path.lower() for path in self.paths]
+    def lowered_paths(self) -> Substrings:
+        """The distinct paths, lowered, for substring tests."""
+        return Substrings([path.lower() for path in self.paths])
 
     @cached_property
-    def lowered_symbols(self) -> list[str]:
-        return [symbol.lower() for symbol in self.symbols]
+    def lowered_basenames(self) -> Substrings:
+        return Substrings(self.basenames)
+
+    @cached_property
+    def lowered_symbols(self) -> Substrings:
+        return Substrings([symbol.lower() for symbol in self.symbols])
+
+    @cached_property
+    def path_groups(self) -> "PathGroups":
+        return PathGroups.of(self.path_ids)
 
     def row_paths(self) -> list[str]:
         """Each row's path, from the ids (the one string of each distinct path, shared)."""
@@ -433,6 +443,23 @@ class LabelValues:
 
     def row_symbols(self) -> list[str]:
         return list(map(self.symbols.__getitem__, self.symbol_ids.tolist()))
+
+
+@dataclass(frozen=True)
+class PathGroups:
+    """The rows grouped by path id: `order` lists row positions path by path (each path's rows in
+    row order), `starts` where each path's run begins in it, `path_ids` the path of each run."""
+
+    order: np.ndarray
+    starts: np.ndarray
+    path_ids: np.ndarray
+
+    @classmethod
+    def of(cls, row_path_ids: np.ndarray) -> "PathGroups":
+        order = np.argsort(row_path_ids, kind="stable")
+        grouped = row_path_ids[order]
+        starts = np.flatnonzero(np.concatenate(([True], grouped[1:] != grouped[:-1]))) if len(grouped) else np.zeros(0, dtype=np.intp)
+        return cls(order=order, starts=starts, path_ids=grouped[starts])
 
 
 FILE_KIND = "file"
