@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.copy_files import check_copy, find_path_clash
@@ -178,6 +180,23 @@ def test_find_path_clash() -> None:
     assert find_path_clash(["a/b.go", "a", "c"]) == ("a", "a/b.go")
     assert find_path_clash(["a/b/c.go", "a/b"]) == ("a/b", "a/b/c.go")
     assert find_path_clash(["ab", "a/b", "a.go"]) is None
+
+
+def first_clash_by_prefixes(paths: list[str]) -> tuple[str, str] | None:
+    """The definition: in path order, the first path with a proper prefix directory that is a path."""
+    known = set(paths)
+    for path in sorted(known):
+        parts = path.split("/")
+        for end in range(1, len(parts)):
+            if "/".join(parts[:end]) in known:
+                return "/".join(parts[:end]), path
+    return None
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.text(alphabet="ab/", min_size=1, max_size=6), max_size=12))
+def test_find_path_clash_is_the_first_clash_in_path_order(paths: list[str]) -> None:
+    assert find_path_clash(paths) == first_clash_by_prefixes(paths)
 
 
 class _HalfWriter:

@@ -17,8 +17,21 @@ from pytest_retrieval_bench.errors import SnapshotError
 
 
 def find_path_clash(paths: Iterable[str]) -> tuple[str, str] | None:
-    """A (file, path below it) pair, such as `pkg` and `pkg/x.go`, or None: a tree cannot hold both."""
+    """A (file, path below it) pair, such as `pkg` and `pkg/x.go`, or None: a tree cannot hold both.
+
+    The directories are gathered first, each once (a tree has far fewer than files), so a tree
+    without a clash, the usual case, costs one `rpartition` per file; the pair named is the
+    first in path order.
+    """
     known = set(paths)
+    directories: set[str] = set()
+    for path in known:
+        parent = path.rpartition("/")[0]
+        while parent and parent not in directories:
+            directories.add(parent)
+            parent = parent.rpartition("/")[0]
+    if directories.isdisjoint(known):
+        return None
     for path in sorted(known):
         parts = path.split("/")
         for end in range(1, len(parts)):
