@@ -12,6 +12,7 @@ import ast
 import functools
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -296,6 +297,27 @@ def test_counting_long_ascii_texts_by_classes_equals_the_regex(text: str, repeat
     `\\s`) and control characters."""
     long_text = (text * repeat)[:20_000]
     assert count_tokens(long_text) == len(budgets_module._TOKEN.findall(long_text))
+
+
+ANY_TEXT = st.text(alphabet=st.characters(blacklist_categories=()), max_size=200)  # any code point, lone surrogates too
+
+
+@given(text=ANY_TEXT, code=CODE_LIKE, repeat=st.integers(min_value=1, max_value=40))
+@settings(max_examples=300, deadline=None)
+def test_counting_long_texts_of_any_characters_by_classes_equals_the_regex(text: str, code: str, repeat: int) -> None:
+    """Non-ASCII characters are one token each (their UTF-8 lead byte), and end word runs; a
+    text with a non-ASCII space goes to the regex."""
+    long_text = ((code + text) * repeat)[:20_000]
+    assert count_tokens(long_text) == len(budgets_module._TOKEN.findall(long_text))
+    for padded in ("x" * budgets_module._BYTES_FROM + text, "12ab " + text + "y" * budgets_module._BYTES_FROM):
+        assert count_tokens(padded) == len(budgets_module._TOKEN.findall(padded))  # long enough for the classes
+
+
+def test_the_non_ascii_spaces_are_every_character_the_regex_counts_as_space() -> None:
+    space = re.compile(r"\s")
+    regex_spaces = {code for code in range(0x80, 0x110000) if space.match(chr(code))}
+    listed = {code for code in range(0x80, 0x110000) if budgets_module._NON_ASCII_SPACE.match(chr(code))}
+    assert listed == regex_spaces and len(listed) > 10
 
 
 def test_class_count_on_real_source_equals_the_regex() -> None:

@@ -31,8 +31,9 @@ BCY_NAMES = tuple(f"bcy@{budget}" for budget in BCY_BUDGETS)
 
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[^A-Za-z0-9_\s]")
 
-# ASCII texts are counted on a copy with one byte per character class: " " for what `\s` matches
-# in a str pattern, "0" for digits, "a" for letters and `_`, "." for every other character
+# Texts are counted on a copy with one byte per character, its class: " " for what `\s` matches
+# in a str pattern, "0" for digits, "a" for letters and `_`, "." for every other character. A
+# non-ASCII character is its UTF-8 lead byte ("."); its continuation bytes are deleted.
 _CLASSES = bytearray(b"." * 128)
 _CLASSES[0x09:0x0E] = b" " * 5
 _CLASSES[0x1C:0x21] = b" " * 5
@@ -40,25 +41,50 @@ _CLASSES[ord("0") : ord("9") + 1] = b"0" * 10
 for _letter in b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_":
     _CLASSES[_letter] = ord("a")
 _CLASSES_TABLE = bytes(_CLASSES) + b"." * 128
-_DIGIT_LED = re.compile(rb"[ .]0+a")
+_CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
+_WORDS_TABLE = bytes.maketrans(b".0", b" a")  # a word run starts wherever " a" is (or at an "a" first)
+_NON_ASCII_SPACE = re.compile("[\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+"""The characters beyond ASCII that `\\s` matches in a str pattern (a test checks every code point)."""
 _BYTES_FROM = 256  # below this many characters the regex is as fast
 
 
 def count_tokens(text: str) -> int:
     """Number of `regex_code_tokenizer_v1` tokens in `text`.
 
-    Scoring counts every ranked file of a snapshot. An ASCII text of some size is counted from its
+    Scoring counts every ranked file of a snapshot. A text of some size is counted from its
     character classes with C-speed byte counts, instead of materialising each token as a string
     (the regex's own result): every `.` is a token; every run of word characters is one
     (`[A-Za-z_][A-Za-z0-9_]*` takes a run that starts with a letter or `_`), or two when it starts
-    with digits and goes on into a letter or `_` (`[0-9]+`, then an identifier for the rest)."""
+    with digits and goes on into a letter or `_` (`[0-9]+`, then an identifier for the rest).
+    A text with a non-ASCII space (rare in code) is left to the regex."""
     if not text:
         return 0
-    if len(text) < _BYTES_FROM or not text.isascii():
+    if len(text) < _BYTES_FROM:
         return len(_TOKEN.findall(text))
-    classes = (" " + text).encode("ascii").translate(_CLASSES_TABLE)  # a space first: every run has a character before it
-    runs = classes.count(b" a") + classes.count(b" 0") + classes.count(b".a") + classes.count(b".0")
-    return classes.count(b".") + runs + len(_DIGIT_LED.findall(classes))
+    if text.isascii():
+        classes = text.encode("ascii").translate(_CLASSES_TABLE)
+    elif _NON_ASCII_SPACE.search(text) is None:
+        classes = text.encode("utf-8", errors="surrogatepass").translate(_CLASSES_TABLE, _CONTINUATION_BYTES)
+    else:
+        return len(_TOKEN.findall(text))
+    words = classes.translate(_WORDS_TABLE)
+    runs = words.count(b" a") + (words[0] == 0x61)
+    return classes.count(b".") + runs + _digit_led_runs(classes)
+
+
+def _digit_led_runs(classes: bytes) -> int:
+    """Word runs that start with digits and go on into a letter: each ends its digits with the
+    one `0a` of the run; a `0a` whose digits follow a letter is inside an identifier instead."""
+    count = 0
+    at = classes.find(b"0a")
+    while at != -1:
+        start = at
+        while start and classes[start - 1] == 0x30:
+            start -= 1
+        if not start or classes[start - 1] != 0x61:
+            count += 1
+        at = classes.find(b"0a", at + 2)
+    return count
 
 
 def header_tokens(path: str) -> int:
