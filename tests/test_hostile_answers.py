@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_retrieval_bench.arms.base import Answer
-from pytest_retrieval_bench.bench.run import as_answer
+from pytest_retrieval_bench.bench.run import _validate, as_answer
 from pytest_retrieval_bench.errors import ArmError
 
 RELEASE = Path(__file__).resolve().parent.parent / "testdata" / "release"
@@ -56,6 +56,28 @@ def test_iterables_are_materialised_once() -> None:
         as_answer("src/a.py")
     with pytest.raises(ArmError, match="returned dict"):
         as_answer({"ranking": ["a"]})
+
+
+class PathLike(str):
+    """A str subclass: a path string all the same."""
+
+
+@pytest.mark.parametrize("ranking, error", [
+    (["a.py", "b.py"], None),
+    ([PathLike("b.py")], None),
+    ([], None),
+    (["a.py", "c.py"], "ranking entry 'c.py' is not a file of the snapshot"),
+    (["a.py", 3], "ranking entry 3 is not a path string"),
+    (["a.py", ["b.py"]], r"ranking entry \['b.py'\] is not a path string"),  # unhashable
+    ([b"a.py"], "ranking entry b'a.py' is not a path string"),
+])
+def test_every_ranking_entry_is_a_path_of_the_snapshot(ranking: list[object], error: str | None) -> None:
+    paths = frozenset({"a.py", "b.py"})
+    if error is None:
+        assert _validate(Answer(ranking=ranking), paths).ranking == ranking  # type: ignore[arg-type]
+    else:
+        with pytest.raises(ArmError, match=error):
+            _validate(Answer(ranking=ranking), paths)  # type: ignore[arg-type]
 
 
 def test_in_a_run(pytester: pytest.Pytester) -> None:

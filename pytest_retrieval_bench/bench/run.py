@@ -36,7 +36,10 @@ def as_answer(result: Any) -> Answer:
 
 def _validate(answer: Any, snapshot_paths: frozenset[str]) -> Answer:
     answer = as_answer(answer)
-    for entry in answer.ranking:
+    ranking = answer.ranking
+    if set(map(type, ranking)) <= {str} and snapshot_paths.issuperset(ranking):  # the usual case, at C speed
+        return answer
+    for entry in ranking:
         if not isinstance(entry, str):
             raise ArmError(f"ranking entry {entry!r} is not a path string")
         if entry not in snapshot_paths:
