@@ -10,10 +10,12 @@ from __future__ import annotations
 from unittest import mock
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_retrieval_bench.arms import arb_reference
+from pytest_retrieval_bench.index.lazy_rows import LazyRows
 from pytest_retrieval_bench.index.postings import ChunkIndex, PathGroups, _tiebreak
 from pytest_retrieval_bench.index.substrings import KEY_CHARS, Substrings
 
@@ -81,3 +83,17 @@ def test_substrings_of_every_length_around_the_key() -> None:
     assert KEY_CHARS == 4
     found = Substrings(values).found_in(text).tolist()
     assert found == [False, True, True, True, True, True, True, True, True, False, True, True, False]
+
+
+def test_lazy_rows_are_made_once_on_first_read_and_must_have_their_length() -> None:
+    calls: list[int] = []
+
+    def make() -> list[str]:
+        calls.append(1)
+        return ["a.py", "b.py"]
+
+    rows = LazyRows(2, make)
+    assert len(rows) == 2 and not rows.made and calls == []
+    assert rows[1] == "b.py" and list(rows) == ["a.py", "b.py"] and rows == ["a.py", "b.py"] and calls == [1]
+    with pytest.raises(ValueError, match="expected 3 rows, made 2"):
+        LazyRows(3, make)[0]

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import zstandard
 
 import _pytest
 from pytest_retrieval_bench.arms.arb_reference import ArbReferenceArm, bm25_chunk_scores, lexical_chunk_scores
@@ -33,7 +34,8 @@ from pytest_retrieval_bench.index.tokens import bench_tokens, grep_terms, ident_
 from pytest_retrieval_bench.corpus.snapshot import MAX_TEXT_BYTES, Snapshot
 from pytest_retrieval_bench.corpus.tree import read_directory
 from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, file_chunks
-from pytest_retrieval_bench.index.cache import IndexCache, cache_key, decode, encode
+from pytest_retrieval_bench.index.cache import MAGIC, IndexCache, cache_key, decode, encode
+from pytest_retrieval_bench.index.lazy_rows import LazyRows
 from pytest_retrieval_bench.samples.arb import query_text_for_eval
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -454,6 +456,10 @@ def test_cache_round_trip_gives_identical_rankings(snapshot: Snapshot, queries: 
     assert sum(1 for ranking in expected if ranking) >= 40
     assert all_rankings(Loaded(snapshot, decoded_lexical, decoded_chunks), queries) == expected
     assert all_rankings(Loaded(snapshot, *loaded), queries) == expected
+    loaded_chunks = loaded[1]
+    per_row = (loaded_chunks.paths, loaded_chunks.chunk_ids, loaded_chunks.symbols)
+    assert all(isinstance(rows, LazyRows) and not rows.made for rows in per_row), "the rankers read no per-row list"
+    assert per_row == (chunks.paths, chunks.chunk_ids, chunks.symbols)
 
 
 def test_cache_round_trip_empty_snapshot() -> None:
@@ -497,8 +503,8 @@ def test_cache_rejects_truncated_entries(small_cache: tuple[IndexCache, str, str
 def test_cache_bit_flips_never_change_a_result(small_cache: tuple[IndexCache, str, str, Path, bytes]) -> None:
     """Every single-bit flip of the entry is refused, or decodes to exactly the stored index.
 
-    (A few bits of a zstd frame do not affect its content, e.g. an unused header bit, and the
-    checksum flag: with it cleared the 4 checksum bytes are ignored. Those may be accepted.)
+    (A few bits of a zstd frame do not affect its content, e.g. an unused header bit. Those may
+    be accepted. Clearing the checksum flag is not: a frame without a checksum is refused.)
     """
     cache, digest, kind, path, data = small_cache
     key = cache_key(digest, kind)
@@ -523,6 +529,16 @@ def test_cache_bit_flips_never_change_a_result(small_cache: tuple[IndexCache, st
     path.write_bytes(data + b"\0garbage")
     loaded = cache.load(digest, kind)
     assert loaded is None or same_index(key, loaded, original)
+
+
+def test_cache_refuses_a_frame_without_its_content_checksum(small_cache: tuple[IndexCache, str, str, Path, bytes]) -> None:
+    """The frame's checksum is what finds damage, so the same body in a frame without one is refused."""
+    cache, digest, kind, path, data = small_cache
+    body = zstandard.ZstdDecompressor().decompress(data[len(MAGIC) :])
+    path.write_bytes(MAGIC + zstandard.ZstdCompressor(write_checksum=False, write_content_size=True).compress(body))
+    assert cache.load(digest, kind) is None
+    path.write_bytes(MAGIC + zstandard.ZstdCompressor(write_checksum=True, write_content_size=True).compress(body))
+    assert cache.load(digest, kind) is not None
 
 
 def test_cache_recovers_after_damage(small_cache: tuple[IndexCache, str, str, Path, bytes]) -> None:

@@ -1,7 +1,8 @@
 """On-disk cache of snapshot indexes: zstd-compressed arrays keyed by content digest and tokenizer.
 
 The cache can only save time, never change a result: an entry is trusted only when its magic,
-key, lengths and payload sha256 all check out; anything else is rebuilt and rewritten.
+key and lengths check out and its zstd frame decompresses with its content checksum (which every
+entry is written with) intact; anything else is rebuilt and rewritten.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 import orjson
 import zstandard
 
+from pytest_retrieval_bench.index.lazy_rows import LazyRows
 from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.index.postings import ChunkIndex, LabelValues, LexicalIndex, Postings
 from pytest_retrieval_bench.index.repomap import REPOMAP_VERSION, RepoMapIndex
@@ -23,8 +25,8 @@ from pytest_retrieval_bench.index.repomap import REPOMAP_VERSION, RepoMapIndex
 Index = LexicalIndex | ChunkIndex | RepoMapIndex
 STATS_KEYS = ("file_count", "symbol_count", "edge_count", "source_count", "test_count", "symbol_reference_scan_skipped")
 
-FORMAT = "rb-index-7"
-MAGIC = b"RBIDX7\n"
+FORMAT = "rb-index-8"
+MAGIC = b"RBIDX8\n"
 
 
 def cache_key(content_digest: str, kind: str) -> str:
@@ -45,9 +47,11 @@ def _postings(prefix: str, arrays: dict[str, np.ndarray], lists: dict[str, list[
                     arrays[f"{prefix}.docs"], arrays[f"{prefix}.counts"])
 
 
-def _parts(index: Index) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
+def _parts(index: Index) -> tuple[dict[str, np.ndarray], dict[str, list[str]], list[str] | None]:
+    """The arrays, the lists of strings, and a chunk index's chunk ids (kept apart: a warm run never reads them)."""
     arrays: dict[str, np.ndarray] = {}
     lists: dict[str, list[str]] = {}
+    chunk_ids: list[str] | None = None
     if isinstance(index, RepoMapIndex):
         arrays.update({"kinds": index.kinds, "token_sizes": index.token_sizes, "edge_offsets": index.edge_offsets,
                        "edge_targets": index.edge_targets, "edge_weights": index.edge_weights,
@@ -62,14 +66,15 @@ def _parts(index: Index) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
         values = index.label_values
         arrays.update({"tiebreak": index.tiebreak, "token_counts": index.token_counts, "distinct_counts": index.distinct_counts,
                        "path_ids": values.path_ids, "symbol_ids": values.symbol_ids})
-        lists.update({"paths": values.paths, "basenames": values.basenames, "ids": index.chunk_ids, "symbols": values.symbols})
+        lists.update({"paths": values.paths, "basenames": values.basenames, "symbols": values.symbols})
+        chunk_ids = list(index.chunk_ids)
         postings = {"postings": index.postings}
     for prefix, value in postings.items():
         _postings_parts(prefix, value, arrays, lists)
-    return arrays, lists
+    return arrays, lists, chunk_ids
 
 
-def _index(kind: str, arrays: dict[str, np.ndarray], lists: dict[str, list[str]]) -> Index:
+def _index(kind: str, arrays: dict[str, np.ndarray], lists: dict[str, list[str]], chunk_ids: memoryview) -> Index:
     if kind == "repomap":
         return RepoMapIndex(paths=lists["paths"], kinds=arrays["kinds"], token_sizes=arrays["token_sizes"],
                             postings=_postings("postings", arrays, lists), edge_offsets=arrays["edge_offsets"],
@@ -83,7 +88,8 @@ def _index(kind: str, arrays: dict[str, np.ndarray], lists: dict[str, list[str]]
     if len(values.basenames) != len(values.paths) or not _ids_within(values.path_ids, len(values.paths)) \
             or not _ids_within(values.symbol_ids, len(values.symbols)):
         raise ValueError("label ids out of range")
-    return ChunkIndex.from_label_values(values, lists["ids"], arrays["tiebreak"], arrays["token_counts"], arrays["distinct_counts"],
+    ids = LazyRows(len(values.path_ids), lambda: orjson.loads(chunk_ids))
+    return ChunkIndex.from_label_values(values, ids, arrays["tiebreak"], arrays["token_counts"], arrays["distinct_counts"],
                                         _postings("postings", arrays, lists))
 
 
@@ -92,7 +98,7 @@ def _ids_within(ids: np.ndarray, size: int) -> bool:
 
 
 def encode(key: str, index: Index) -> bytes:
-    arrays, lists = _parts(index)
+    arrays, lists, chunk_ids = _parts(index)
     blobs: list[bytes] = []
     layout: dict[str, Any] = {}
     offset = 0
@@ -101,29 +107,31 @@ def encode(key: str, index: Index) -> bytes:
         layout[name] = [arrays[name].dtype.str, len(arrays[name]), offset, len(data)]
         blobs.append(data)
         offset += len(data)
-    payload = b"".join(blobs) + orjson.dumps(lists)
-    header = orjson.dumps({"key": key, "layout": layout, "arrays_bytes": offset, "payload_bytes": len(payload),
-                           "sha256": hashlib.sha256(payload).hexdigest()})
+    listed = orjson.dumps(lists)
+    payload = b"".join(blobs) + listed + (orjson.dumps(chunk_ids) if chunk_ids is not None else b"")
+    header = orjson.dumps({"key": key, "layout": layout, "arrays_bytes": offset, "lists_bytes": len(listed), "payload_bytes": len(payload)})
     body = len(header).to_bytes(8, "big") + header + payload
-    body = hashlib.sha256(body).digest() + body  # covers the header too, not only the payload
     return MAGIC + zstandard.ZstdCompressor(level=3, write_checksum=True, write_content_size=True).compress(body)
 
 
 def decode(key: str, kind: str, data: bytes) -> Index:
     """Raises ValueError on any inconsistency, so a damaged entry is never used.
 
-    The sha256 at the head of the body covers the header and the payload, so the payload's own
-    sha256 in the header is not computed again (it is kept in the format); the body is sliced
-    through a memoryview, not copied."""
+    Damage is found by the zstd frame's content checksum: an entry written without one is
+    refused. The body is sliced through a memoryview, not copied; a chunk index's chunk ids
+    stay JSON until something reads them."""
     if not data.startswith(MAGIC):
         raise ValueError("bad magic")
+    frame = memoryview(data)[len(MAGIC) :]
     try:
-        whole = zstandard.ZstdDecompressor().decompress(data[len(MAGIC):])
+        if not zstandard.get_frame_parameters(frame).has_checksum:
+            raise ValueError("a frame without a content checksum")
+        whole = zstandard.ZstdDecompressor().decompress(frame)
     except zstandard.ZstdError as error:
         raise ValueError(f"corrupt zstd frame: {error}") from error
-    body = memoryview(whole)[32:]
-    if len(whole) < 40 or hashlib.sha256(body).digest() != whole[:32]:
-        raise ValueError("checksum mismatch")
+    body = memoryview(whole)
+    if len(body) < 8:
+        raise ValueError("short body")
     header_size = int.from_bytes(body[:8], "big")
     header = orjson.loads(body[8 : 8 + header_size])
     payload = body[8 + header_size :]
@@ -134,7 +142,8 @@ def decode(key: str, kind: str, data: bytes) -> Index:
         arrays[name] = np.frombuffer(payload, dtype=np.dtype(dtype), count=length, offset=start)
         if arrays[name].nbytes != size:
             raise ValueError(f"array {name} has the wrong size")
-    return _index(kind, arrays, orjson.loads(payload[header["arrays_bytes"] :]))
+    lists_end = header["arrays_bytes"] + header["lists_bytes"]
+    return _index(kind, arrays, orjson.loads(payload[header["arrays_bytes"] : lists_end]), payload[lists_end:])
 
 
 class IndexCache:

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate, chain, repeat
 from pathlib import PurePosixPath
-from typing import Any, Iterable, Protocol
+from typing import Any, Iterable, Protocol, Sequence
 
 import numpy as np
 
+from pytest_retrieval_bench.index.lazy_rows import LazyRows
 from pytest_retrieval_bench.index.substrings import Substrings
 from pytest_retrieval_bench.index.tokens import bench_tokens, stream_tokens, word_runs
 
@@ -314,11 +315,14 @@ class RowLabels:
 
 @dataclass
 class ChunkIndex:
-    """Chunk-level postings in the chunk file's order, for the bench's reference rankers."""
+    """Chunk-level postings in the chunk file's order, for the bench's reference rankers.
 
-    paths: list[str]
-    chunk_ids: list[str]
-    symbols: list[str]
+    `paths`, `chunk_ids` and `symbols` have one entry per row (lists, or `LazyRows` when the
+    index comes from the cache)."""
+
+    paths: Sequence[str]
+    chunk_ids: Sequence[str]
+    symbols: Sequence[str]
     tiebreak: np.ndarray
     token_counts: np.ndarray
     distinct_counts: np.ndarray
@@ -391,11 +395,13 @@ class ChunkIndex:
         return cached
 
     @classmethod
-    def from_label_values(cls, values: "LabelValues", chunk_ids: list[str], tiebreak: np.ndarray, token_counts: np.ndarray,
+    def from_label_values(cls, values: "LabelValues", chunk_ids: Sequence[str], tiebreak: np.ndarray, token_counts: np.ndarray,
                           distinct_counts: np.ndarray, postings: TermPostings) -> "ChunkIndex":
-        """The index as the cache keeps it: the rows' paths and symbols as ids into distinct values."""
-        index = cls(paths=values.row_paths(), chunk_ids=chunk_ids, symbols=values.row_symbols(), tiebreak=tiebreak,
-                    token_counts=token_counts, distinct_counts=distinct_counts, postings=postings)
+        """The index as the cache keeps it: the rows' paths and symbols as ids into distinct values
+        (their per-row lists are made only if something reads them: the rankers do not)."""
+        size = len(values.path_ids)
+        index = cls(paths=LazyRows(size, values.row_paths), chunk_ids=chunk_ids, symbols=LazyRows(size, values.row_symbols),
+                    tiebreak=tiebreak, token_counts=token_counts, distinct_counts=distinct_counts, postings=postings)
         index.__dict__["_label_values"] = values
         return index
 
