@@ -37,7 +37,7 @@ def as_answer(result: Any) -> Answer:
 def _validate(answer: Any, snapshot_paths: frozenset[str]) -> Answer:
     answer = as_answer(answer)
     ranking = answer.ranking
-    if set(map(type, ranking)) <= {str} and snapshot_paths.issuperset(ranking):  # the usual case, at C speed
+    if type(ranking) is list and set(map(type, ranking)) <= {str} and snapshot_paths.issuperset(ranking):  # the usual case, at C speed
         return answer
     for entry in ranking:
         if not isinstance(entry, str):

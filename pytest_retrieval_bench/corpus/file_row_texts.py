@@ -6,8 +6,10 @@ bytes are copied out of the chunk file when the snapshot is read (so a later wri
 cannot change them), and a text is parsed when it is first asked for, then kept.
 
 Which rows are text files, and their paths, come from a read receipt: what a full read of the
-same bytes found. A parsed row is checked against it all the same, and a row that disagrees is a
-corpus error naming the file and line, never a text silently taken for another.
+same bytes found. A text row is checked against the receipt when it is parsed, and one that
+disagrees is a corpus error naming the file and line, never a text silently taken for another.
+The receipt's other claims (which rows hold no text, the row count, the digests) are trusted as
+the index cache's entries are: a full read wrote them, and a damaged receipt is never used.
 """
 
 from __future__ import annotations

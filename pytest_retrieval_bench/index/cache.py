@@ -117,8 +117,8 @@ def encode(key: str, index: Index) -> bytes:
 def decode(key: str, kind: str, data: bytes) -> Index:
     """Raises ValueError on any inconsistency, so a damaged entry is never used.
 
-    Damage is found by the zstd frame's content checksum: an entry written without one is
-    refused. The body is sliced through a memoryview, not copied; a chunk index's chunk ids
+    Damage is found by the zstd frame's content checksum: an entry written without one, or with
+    bytes after its frame, is refused. The body is sliced through a memoryview, not copied; a chunk index's chunk ids
     stay JSON until something reads them."""
     if not data.startswith(MAGIC):
         raise ValueError("bad magic")
@@ -126,7 +126,7 @@ def decode(key: str, kind: str, data: bytes) -> Index:
     try:
         if not zstandard.get_frame_parameters(frame).has_checksum:
             raise ValueError("a frame without a content checksum")
-        whole = zstandard.ZstdDecompressor().decompress(frame)
+        whole = zstandard.ZstdDecompressor().decompress(frame, allow_extra_data=False)
     except zstandard.ZstdError as error:
         raise ValueError(f"corrupt zstd frame: {error}") from error
     body = memoryview(whole)
