@@ -79,9 +79,6 @@ class _TreeRows:
         self.others.append(chunk_path)
         return False
 
-    def check_clash(self) -> None:
-        check_clash(self.source, self.first_line)
-
 
 def check_clash(source: str, first_line: dict[str, int]) -> None:
     """No file row's path is also a directory of another's (`first_line`: path -> its line)."""
@@ -125,7 +122,7 @@ def read_chunk_file(path: Path, repo: str, commit: str, receipts: ReadReceipts |
                     orphans.append((number, row))  # before its file row, or an orphan: checked once every file row is known
                 continue
             file_rows.append((number, start, offset, int(tree.add_file(row, number))))
-        tree.check_clash()
+        check_clash(tree.source, tree.first_line)
         for number, row in orphans:
             if row["path"] not in tree.first_line:
                 raise InputError(str(path), f"a {row.get('kind')!r} row of {row['path']!r}, which has no file row", line=number, field="path")

@@ -80,8 +80,8 @@ def decode(key: str, data: bytes) -> Receipt:
     file_rows, paths = fields["file_rows"], fields["paths"]
     if file_rows:  # checked at C speed: tens of thousands of rows
         table = np.array(file_rows)
-        if table.ndim != 2 or table.shape[1] != 4 or table.dtype.kind != "i" or table.min() < 0 or (np.diff(table[:, 0]) <= 0).any() or (table[:, 2] <= table[:, 1]).any() \
-                or (table[1:, 1] < table[:-1, 2]).any() or (table[:, 3] > 1).any():
+        if table.ndim != 2 or table.shape[1] != 4 or table.dtype.kind != "i" or table.min() < 0 or (table[:, 3] > 1).any() \
+                or (np.diff(table[:, 0]) <= 0).any() or (table[:, 2] <= table[:, 1]).any() or (table[1:, 1] < table[:-1, 2]).any():
             raise ValueError("file rows are not increasing, disjoint line ranges")
     if type(paths) is not list or len(paths) != len(file_rows) or not all(type(path) is str for path in paths) \
             or len(set(paths)) != len(paths):

@@ -74,7 +74,7 @@ def _parts(index: Index) -> tuple[dict[str, np.ndarray], dict[str, list[str]], l
     return arrays, lists, chunk_ids
 
 
-def _index(kind: str, arrays: dict[str, np.ndarray], lists: dict[str, list[str]], chunk_ids: memoryview) -> Index:
+def _index(kind: str, arrays: dict[str, np.ndarray], lists: dict[str, list[str]], chunk_ids_json: memoryview) -> Index:
     if kind == "repomap":
         return RepoMapIndex(paths=lists["paths"], kinds=arrays["kinds"], token_sizes=arrays["token_sizes"],
                             postings=_postings("postings", arrays, lists), edge_offsets=arrays["edge_offsets"],
@@ -88,7 +88,7 @@ def _index(kind: str, arrays: dict[str, np.ndarray], lists: dict[str, list[str]]
     if len(values.basenames) != len(values.paths) or not _ids_within(values.path_ids, len(values.paths)) \
             or not _ids_within(values.symbol_ids, len(values.symbols)):
         raise ValueError("label ids out of range")
-    ids = LazyRows(len(values.path_ids), lambda: orjson.loads(chunk_ids))
+    ids = LazyRows(len(values.path_ids), lambda: orjson.loads(chunk_ids_json))
     return ChunkIndex.from_label_values(values, ids, arrays["tiebreak"], arrays["token_counts"], arrays["distinct_counts"],
                                         _postings("postings", arrays, lists))
 
@@ -118,8 +118,8 @@ def decode(key: str, kind: str, data: bytes) -> Index:
     """Raises ValueError on any inconsistency, so a damaged entry is never used.
 
     Damage is found by the zstd frame's content checksum: an entry written without one, or with
-    bytes after its frame, is refused. The body is sliced through a memoryview, not copied; a chunk index's chunk ids
-    stay JSON until something reads them."""
+    bytes after its frame, is refused. The body is sliced through a memoryview, not copied; a
+    chunk index's chunk ids stay JSON until something reads them."""
     if not data.startswith(MAGIC):
         raise ValueError("bad magic")
     frame = memoryview(data)[len(MAGIC) :]

@@ -11,7 +11,7 @@ a snapshot asked once costs about what the plain tests cost, and one asked often
 
 from __future__ import annotations
 
-from itertools import compress
+from itertools import chain, compress
 from operator import itemgetter
 
 import numpy as np
@@ -33,10 +33,7 @@ class Substrings:
         found = np.zeros(len(self.values), dtype=bool)
         values = self.values
         pieces = {text[at : at + KEY_CHARS] for at in range(len(text) - KEY_CHARS + 1)}
-        for position in compress(range(len(values)), map(pieces.__contains__, self._keys)):
-            if values[position] in text:
-                found[position] = True
-        for position in self._short:
+        for position in chain(compress(range(len(values)), map(pieces.__contains__, self._keys)), self._short):
             if values[position] in text:
                 found[position] = True
         return found
