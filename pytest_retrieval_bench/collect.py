@@ -18,9 +18,11 @@ from _pytest.python import FunctionDefinition
 
 from pytest_retrieval_bench.arms.fusion import FusionArm
 from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.junit import item_properties
 from pytest_retrieval_bench.fixture_arms import REQUEST_FIXTURE, FixtureArm
 from pytest_retrieval_bench.samples.model import Sample
 from pytest_retrieval_bench.terminal import MessageRepr
+from pytest_retrieval_bench.tracebacks import arm_traceback
 
 if TYPE_CHECKING:
     from pytest_retrieval_bench.bench.session import BenchSession
@@ -140,6 +142,7 @@ class BenchItem(pytest.Function):
         arm = self.arm
         request = self.funcargs[REQUEST_FIXTURE]
         snapshot = self.funcargs[SNAPSHOT_FIXTURE]
+        raised: list[BaseException] = []
         if isinstance(arm, FusionArm):
             record = self.bench.run_fused(self.sample, arm, snapshot, self.funcargs)
         else:
@@ -148,11 +151,13 @@ class BenchItem(pytest.Function):
                 call: Callable[[], Any] = lambda: arm.function(**arguments)
             else:
                 call = lambda: arm.retrieve(request)
-            record = self.bench.run(self.sample, self.arm_name, request, snapshot, call)
+            record = self.bench.run(self.sample, self.arm_name, request, snapshot, call, raised)
         self.stash[RECORD_KEY] = record
-        for name, value in self.bench.junit_properties(record):
+        for name, value in item_properties(record):
             self.user_properties.append((name, value))
         if record["error"]:
+            if raised:  # the arm's own exception, shown by pytest from the arm's frame on (`_traceback_filter`)
+                raise raised[0]
             raise ItemFailure(f"arm {self.arm_name} failed on {self.sample.id}: {record['error']}")
         regression = self.bench.regression(record)
         if regression:
@@ -161,7 +166,13 @@ class BenchItem(pytest.Function):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, BenchError):
             return MessageRepr(str(excinfo.value), str(self.path), self.sample.line)
-        return super().repr_failure(excinfo, style)
+        return super().repr_failure(excinfo)  # pytest's own, `--tb` and `--showlocals` included
+
+    def _traceback_filter(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
+        """The traceback from the arm's own code on, as pytest cuts a test's at its function."""
+        if self.config.getoption("fulltrace", False):
+            return excinfo.traceback
+        return arm_traceback(excinfo, self.config.getoption("tbstyle", "auto"))
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, self.sample.line - 1, f"{self.sample.id}[{self.arm_name}] ({self.sample.repo}, {self.sample.task_type})"

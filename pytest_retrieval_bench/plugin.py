@@ -19,6 +19,7 @@ from pytest_retrieval_bench.bench.session import BenchSession
 from pytest_retrieval_bench.collect import RECORD_KEY, BenchFile, BenchItem
 from pytest_retrieval_bench.corpus.copies import make_base_directory
 from pytest_retrieval_bench.fixtures import SESSION_KEY, bench_request, bench_samples, bench_session, bench_snapshot, bench_snapshots
+from pytest_retrieval_bench.junit import add_suite_properties
 from pytest_retrieval_bench.options import WORKER_DIRS, add_options, path_bases, read_settings, refuse_destructive_outputs, samples_for_run
 from pytest_retrieval_bench.terminal import SnapshotProgress, add_failures_to_summary, header_lines, status_of, summary_lines
 
@@ -194,7 +195,8 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     record = getattr(report, "retrieval_bench_record", None)
     bench = bench_session(config)
     if record is not None and bench is not None and report.when == "call" and report.passed:
-        return status_of(record, bench.settings.limit)
+        sample = bench.samples_by_id.get(record["sample_id"])
+        return status_of(record, bench.settings.limit, f"{sample.repo}, {sample.task_type}" if sample else "")
     return None
 
 
@@ -238,6 +240,7 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, Any, Any]:
     finally:
         if bench is not None and bench.role != "worker":
             bench.finish()
+            add_suite_properties(session.config, bench.records.values())
             session.testsfailed += len(bench.failures)
             add_failures_to_summary(session.config, bench.failures)
 

@@ -10,6 +10,7 @@ import pytest
 from _pytest._code.code import ReprFileLocation, TerminalRepr
 
 from pytest_retrieval_bench.report.tables import report_lines
+from pytest_retrieval_bench.scoring.outcome import outcome_word
 
 if TYPE_CHECKING:
     from pytest_retrieval_bench.bench.session import BenchSession
@@ -30,10 +31,16 @@ class MessageRepr(TerminalRepr):
         tw.line(self.message)
 
 
-def status_of(record: dict[str, Any], limit: int) -> tuple[str, str, str]:
-    """pytest's (category, letter, word) for a passed bench item; HIT and MISS name their k."""
+def status_of(record: dict[str, Any], limit: int, what: str = "") -> tuple[str, str, str]:
+    """pytest's (category, letter, word) for a passed bench item; HIT and MISS name their k, and
+    `what` (the repository and task type) follows the word on a `-v` line.
+
+    A miss is its own category, so pytest's final line counts it (`7 missed`) beside the passed
+    items; it is still a passed test (exit code, `--lf` and JUnit see it as one).
+    """
     word = outcome_word(record)
-    return "passed", STATUS_LETTERS[word], f"{word}@{limit}" if word in ("HIT", "MISS") else word
+    shown = f"{word}@{limit}" if word in ("HIT", "MISS") else word
+    return ("missed" if word == "MISS" else "passed"), STATUS_LETTERS[word], f"{shown} ({what})" if what else shown
 
 
 class SnapshotProgress:
@@ -93,17 +100,6 @@ def add_failures_to_summary(config: pytest.Config, failures: list[str]) -> None:
         reporter.stats.setdefault("failed", []).append(report)
 
 
-def outcome_word(record: dict[str, Any]) -> str:
-    """HIT / MISS for positive samples, ABSTAIN for an abstention, ANSWER on a no-gold sample."""
-    if record.get("abstained"):
-        return "ABSTAIN"
-    if record.get("rank_of_first_gold") is not None:
-        return "HIT"
-    if record.get("metrics"):
-        return "MISS"
-    return "ANSWER"
-
-
 def header_lines(bench: "BenchSession") -> list[str]:
     samples = sum(len(loaded.samples) for loaded in bench.loaded)
     snapshots = len({sample.snapshot_key for loaded in bench.loaded for sample in loaded.samples})
@@ -129,7 +125,8 @@ def summary_lines(bench: "BenchSession") -> list[tuple[str, dict[str, bool]]]:
         lines.append((f"retrieval-bench: {len({event['snapshot'] for event in setups})} snapshots set up: {len(built)} indexes built "
                       f"({seconds:.2f} s), {len(setups) - len(built)} loaded from cache", {}))
     partial = (bench.report or {}).get("partial")
-    if partial:
+    settings = bench.settings
+    if partial and (settings.report is not None or settings.markdown is not None or settings.html is not None):  # only a written report is partial
         shown = ", ".join(partial["not_run"][:10]) + (" ..." if len(partial["not_run"]) > 10 else "")
         lines.append((f"retrieval-bench: PARTIAL report: {len(partial['not_run'])} selected sample x arm item(s) did not run "
                       f"(deselected, stopped early, interrupted or lost): {shown}", {"yellow": True, "bold": True}))
@@ -140,6 +137,8 @@ def summary_lines(bench: "BenchSession") -> list[tuple[str, dict[str, bool]]]:
     report = bench.report or {}
     if report.get("missing"):
         lines.append((f"samples with no record: {', '.join(report['missing'])}", {}))
-    if bench.settings.report is not None and bench.report_bytes is not None and not any(f.startswith("cannot write the report") for f in bench.failures):
-        lines.append((f"report written to {bench.settings.report}", {}))
+    for note in bench.report_notes:
+        lines.append((f"retrieval-bench: {note}", {"yellow": True}))
+    if bench.report_path is not None and bench.report_bytes is not None and not any(f.startswith("cannot write the report") for f in bench.failures):
+        lines.append((f"report written to {bench.report_path}", {}))
     return lines

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from report_helpers import assert_outcomes
+
 from pytest_retrieval_bench.arms.base import Answer
 from pytest_retrieval_bench.errors import InputError
 from pytest_retrieval_bench.samples.metrics import extra_metrics
@@ -293,7 +295,7 @@ def test_contextbench_run_end_to_end(pytester):
         "--bench-arms=grep", "--bench-report=out.json", "-p", "no:cacheprovider",
     )
     assert result.ret == 0, result.stdout.str()
-    result.assert_outcomes(passed=3)
+    assert_outcomes(result, passed=3)
     report = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
     summary = report["summary"]["all"]["grep"]
     for name in ("cb_file_coverage", "cb_file_precision", "cb_line_coverage", "cb_line_precision", "recall@10", "codenib_block_recall@5"):

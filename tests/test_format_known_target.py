@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from report_helpers import assert_outcomes
+
 from pytest_retrieval_bench.arms.base import Answer
 from pytest_retrieval_bench.cli import main as cli_main
 from pytest_retrieval_bench.samples.metrics import extra_metrics
@@ -354,7 +356,7 @@ def test_known_target_run_end_to_end(pytester, repo, tmp_path):
         "--bench-arms=grep", "--bench-report=out.json", "-p", "no:cacheprovider",
     )
     assert result.ret == 0, result.stdout.str()
-    result.assert_outcomes(passed=10)
+    assert_outcomes(result, passed=10)
     report = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
     summary = report["summary"]["all"]["grep"]
     for name in ("kt_hit@1", "kt_recall@5", "kt_mrr@5", "kt_mrr@10", "recall@5"):
@@ -376,7 +378,7 @@ def test_an_edited_case_fails_its_items(pytester, repo, tmp_path):
         f"--bench-samples={bank}", f"--bench-snapshot=acme/widgets@{commit}={repo}",
         "--bench-arms=grep", "--bench-report=out.json", "-p", "no:cacheprovider",
     )
-    result.assert_outcomes(passed=4, failed=1)
+    assert_outcomes(result, passed=4, failed=1)
     result.stdout.fnmatch_lines([f"*{edited['id']}*an edited case is rejected*"])
     report = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
     record = next(entry for entry in report["details"] if entry["id"] == edited["id"])["arms"]["grep"]

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from report_helpers import assert_outcomes
+
 from pytest_retrieval_bench.arms.base import Answer
 from pytest_retrieval_bench.samples.metrics import estimate_tokens, extra_metrics, line_count_of
 from pytest_retrieval_bench.samples import load_samples
@@ -270,7 +272,7 @@ def test_relevance_run_end_to_end(pytester):
         "--bench-arms=grep", "--bench-report=out.json", "-p", "no:cacheprovider",
     )
     assert result.ret == 0, result.stdout.str()
-    result.assert_outcomes(passed=4, skipped=1)
+    assert_outcomes(result, passed=4, skipped=1)
     report = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
     assert report["skipped"] == {"no_file_anchor": 1}
     summary = report["summary"]["task:relevance"]["grep"]

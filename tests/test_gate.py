@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from report_helpers import assert_outcomes
+
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.gate import GateRule, parse_rule, sample_change
 
@@ -119,7 +121,7 @@ def test_fail_regressed_fails_each_regressed_item(pytester, monkeypatch, baselin
     result = _run(pytester, monkeypatch, "worse", f"--bench-baseline={baseline}", "--bench-fail-regressed", "--bench-report=out.json")
     regressed = _section(pytester)["arms"]["mine"]["regressed"]
     assert result.ret == 1
-    result.assert_outcomes(failed=regressed, passed=34 - regressed, skipped=1)
+    assert_outcomes(result, failed=regressed, passed=34 - regressed, skipped=1)
     result.stdout.fnmatch_lines(["*regressed against the baseline with arm mine*"])
 
 

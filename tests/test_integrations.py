@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from report_helpers import assert_outcomes
+
 from pytest_retrieval_bench.arms.capture import validate_capture
 
 TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
@@ -139,7 +141,7 @@ def test_a_sample_id_in_two_files_is_a_located_problem(pytester: pytest.Pytester
     report = json.loads((pytester.path / "out.json").read_text())
     assert report["summary"]["all"]["grep"]["n"] == 34
     assert len(report["problems"]) == 35 and all("duplicate sample id" in problem and str(SAMPLES) in problem for problem in report["problems"])
-    result.assert_outcomes(passed=34, skipped=1, failed=35)
+    assert_outcomes(result, passed=34, skipped=1, failed=35)
 
 
 def test_bad_baseline_arms_and_unwritable_outputs(pytester: pytest.Pytester) -> None:

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from report_helpers import assert_canonical, zero_wall
+from report_helpers import assert_canonical, assert_outcomes, zero_wall
 
 TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
 SAMPLES = TESTDATA / "release" / "benchmark" / "synthetic_v1" / "samples.jsonl"
@@ -167,7 +167,7 @@ def full_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Compl
 def test_without_bench_samples_the_plugin_adds_nothing(pytester: pytest.Pytester, private_tmp: Path) -> None:
     pytester.makepyfile(test_plain="def test_one():\n    assert 1\n\ndef test_two():\n    assert 2\n")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-v")
-    result.assert_outcomes(passed=2)
+    assert_outcomes(result, passed=2)
     assert any(line.startswith("plugins:") and "retrieval-bench" in line for line in result.outlines)  # loaded, yet silent
     assert not [line for line in result.outlines if line.startswith("retrieval-bench")]  # no header, no summary
     assert not [line for line in result.outlines if "::" in line and "test_plain.py" not in line]
@@ -236,7 +236,8 @@ def test_outcomes_and_verbose_words(full_run: tuple[subprocess.CompletedProcess[
     report = json.loads(data)
     out = process.stdout
     labeled, arms = len(LABELED), len(BUILTIN_ARMS)
-    assert re.search(rf"\b{labeled * arms} passed, {arms} skipped\b", out), out[-2000:]
+    missed = sum(_word_of(record) == "MISS" for entry in report["details"] for record in entry["arms"].values())
+    assert missed and re.search(rf"\b{labeled * arms - missed} passed, {arms} skipped, {missed} missed\b", out), out[-2000:]
     assert "retrieval-bench: samples" in out  # the header line
     lines = [line for line in out.splitlines() if re.match(r"^\S*samples\.jsonl::\w+\[.+\] \w", line)]
     by_item = {}
@@ -431,7 +432,7 @@ def test_bad_rows_fail_alone_with_file_and_line(pytester: pytest.Pytester) -> No
     result = pytester.runpytest_subprocess(*bench_args("-rf", "--bench-arms=grep", "--bench-report=out.json", samples=samples))
     assert result.ret == 1
     running = [i for i in ROWS if i not in dropped]
-    result.assert_outcomes(failed=3, passed=sum(1 for i in running if ROWS[i]["_labeled"]), skipped=1)
+    assert_outcomes(result, failed=3, passed=sum(1 for i in running if ROWS[i]["_labeled"]), skipped=1)
     out = result.stdout.str()
     for line, what in ((malformed_line, "malformed JSON"), (no_repo_line, "'repo'"), (duplicate_line, "duplicate")):
         assert re.search(rf"FAILED bad\.jsonl::invalid-line{line} - ", out), out
@@ -450,7 +451,7 @@ def test_unknown_repository_fails_its_items_only(pytester: pytest.Pytester) -> N
     samples = pytester.path / "ghost.jsonl"
     samples.write_text("\n".join([*lines, json.dumps(ghost)]) + "\n", encoding="utf-8")
     result = pytester.runpytest_subprocess(*bench_args("-q", "--bench-arms=grep,bm25:all", "--bench-report=out.json", samples=samples))
-    result.assert_outcomes(errors=2, passed=2 * len(LABELED), skipped=2)
+    assert_outcomes(result, errors=2, passed=2 * len(LABELED), skipped=2)
     result.stdout.fnmatch_lines(["*ERROR at setup of 0000ghost000000000000000[[]grep[]]*",
                                  f"snapshot ghost/none@{ghost['base_commit']}: no snapshot for ghost/none@{ghost['base_commit']}; searched corpus *"])
     assert "During handling" not in result.stdout.str()
@@ -468,7 +469,7 @@ def test_corrupt_chunk_file_fails_that_snapshot_only(pytester: pytest.Pytester) 
     chunk_file.write_bytes(data[: len(data) // 2])
     result = pytester.runpytest_subprocess(*bench_args("-q", "--bench-arms=grep", "--bench-report=out.json", corpus=corpus))
     rusty = [i for i in LABELED if ROWS[i]["repo"] == RUSTY]
-    result.assert_outcomes(errors=len(rusty), passed=len(LABELED) - len(rusty), skipped=1)
+    assert_outcomes(result, errors=len(rusty), passed=len(LABELED) - len(rusty), skipped=1)
     report = read_report(pytester.path / "out.json")
     for entry in report["details"]:
         record = entry["arms"].get("grep")
@@ -521,7 +522,7 @@ def test_directory_snapshot_matches_the_corpus(pytester: pytest.Pytester, full_r
     result = pytester.runpytest_subprocess(*bench_args("-q", snapshot, "--bench-arms=grep,bm25:all,grep-ident", "--bench-report=out.json", corpus=None))
     gin = [i for i in LABELED if ROWS[i]["repo"] == GIN]
     others = [i for i in LABELED if ROWS[i]["repo"] != GIN]
-    result.assert_outcomes(passed=3 * len(gin), errors=3 * len(others), skipped=3)
+    assert_outcomes(result, passed=3 * len(gin), errors=3 * len(others), skipped=3)
     out = result.stdout.str()
     assert f"no snapshot for {PYQUERY}@{PYQUERY_COMMIT}" in out and f"no snapshot for {RUSTY}@{RUSTY_COMMIT}" in out
     from_tree = {e["id"]: e for e in read_report(pytester.path / "out.json")["details"]}

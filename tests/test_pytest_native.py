@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from report_helpers import assert_outcomes
+
 TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
 RELEASE = TESTDATA / "release"
 GIN = "acme/gin-lite@5a1d1a74c1b9687a9f2f111e03db561cc2fa96b5"
@@ -70,7 +72,7 @@ def test_node_ids_are_parametrized_and_round_trip(bench: pytest.Pytester) -> Non
     assert f"{SAMPLES}::{GIN_IDS[0]}[bm25:all]" in listed
     for extra in ((), ("-n", "2")):
         again = run(bench, f"{SAMPLES}::{GIN_IDS[0]}[bm25:all]", "-v", *extra)
-        again.assert_outcomes(passed=1)
+        assert_outcomes(again, passed=1)
         assert re.search(rf"(HIT|MISS)@20 .*{GIN_IDS[0]}\[bm25:all\]|{GIN_IDS[0]}\[bm25:all\] (HIT|MISS)@20", again.stdout.str())
     by_sample = run(bench, f"{SAMPLES}::{GIN_IDS[0]}", "--bench-arms=grep,bm25:all", "--co", "-q")
     assert nodeids(by_sample) == [f"{SAMPLES}::{GIN_IDS[0]}[grep]", f"{SAMPLES}::{GIN_IDS[0]}[bm25:all]"]
@@ -78,17 +80,17 @@ def test_node_ids_are_parametrized_and_round_trip(bench: pytest.Pytester) -> Non
 
 def test_the_samples_file_as_a_test_path_selects_its_items(bench: pytest.Pytester) -> None:
     result = run(bench, SAMPLES, "--bench-arms=grep")
-    result.assert_outcomes(passed=len(ROWS) - 1, skipped=1)
+    assert_outcomes(result, passed=len(ROWS) - 1, skipped=1)
 
 
 def test_explicit_test_paths_run_without_the_bench_from_the_ini(bench: pytest.Pytester) -> None:
     bench.makeini(f"[pytest]\nbench_samples = {SAMPLES}\nbench_corpus = {CORPUS}\n")
     bench.makepyfile(test_plain="def test_one():\n    assert True\n")
     plain = bench.runpytest_subprocess("test_plain.py")
-    plain.assert_outcomes(passed=1)
+    assert_outcomes(plain, passed=1)
     assert "retrieval-bench" not in plain.stdout.str().replace("retrieval-bench-", "")
     whole = bench.runpytest_subprocess("--bench-arms=grep")  # no test paths: the ini's bench runs
-    whole.assert_outcomes(passed=len(ROWS) - 1, skipped=1)
+    assert_outcomes(whole, passed=len(ROWS) - 1, skipped=1)
 
 
 # -- --lf, --ff, --nf, --sw ---------------------------------------------------------------------------
@@ -100,20 +102,20 @@ def test_last_failed_failed_first_new_first_and_stepwise(bench: pytest.Pytester)
     (bench.path / "fail.txt").write_text(" ".join(failing))
     args = (f"--bench-samples={SAMPLES}", "--bench-arms=flaky,grep")
     first = run(bench, *args)
-    first.assert_outcomes(failed=2, passed=2 * (len(ROWS) - 1) - 2, skipped=2)
+    assert_outcomes(first, failed=2, passed=2 * (len(ROWS) - 1) - 2, skipped=2)
     (bench.path / "fail.txt").write_text("")
     last = run(bench, *args, "--lf", "-v")
-    last.assert_outcomes(passed=2)
+    assert_outcomes(last, passed=2)
     assert sorted(re.findall(r"::(\w+)\[flaky\] (?:HIT|MISS)", last.stdout.str())) == failing
     (bench.path / "fail.txt").write_text(failing[0])
-    run(bench, *args).assert_outcomes(failed=1, passed=2 * (len(ROWS) - 1) - 1, skipped=2)
+    assert_outcomes(run(bench, *args), failed=1, passed=2 * (len(ROWS) - 1) - 1, skipped=2)
     first_failed = run(bench, *args, "--ff", "-v")
     ran = re.findall(r"::(\w+)\[(\w[\w:-]*)\] (?:HIT|MISS|ABSTAIN|ANSWER|FAILED|SKIPPED)", first_failed.stdout.str())
     assert ran[0] == (failing[0], "flaky")
     new_first = run(bench, *args, "--nf", "-q")
     assert new_first.ret == 1
     stepwise = run(bench, *args, "--sw", "-q")
-    stepwise.assert_outcomes(failed=1, passed=stepwise.parseoutcomes().get("passed", 0))
+    assert_outcomes(stepwise, failed=1, passed=sum(stepwise.parseoutcomes().get(word, 0) for word in ("passed", "missed")))
     (bench.path / "fail.txt").write_text("")
     resumed = run(bench, *args, "--sw", "-v")
     assert resumed.ret == 0
@@ -144,7 +146,7 @@ def test_an_unreadable_snapshot_is_one_set_up_error_per_item(bench: pytest.Pytes
     chunk = next((bench.path / CORPUS).glob("acme__gin-lite/*.chunks.jsonl"))
     chunk.write_text("{not json\n")
     result = run(bench, f"--bench-samples={SAMPLES}", "--bench-arms=grep", "--bench-report=out.json")
-    result.assert_outcomes(errors=len(GIN_RUN), passed=len(ROWS) - 1 - len(GIN_RUN), skipped=1)
+    assert_outcomes(result, errors=len(GIN_RUN), passed=len(ROWS) - 1 - len(GIN_RUN), skipped=1)
     out = result.stdout.str()
     assert len(re.findall(r"ERROR at setup of \w+\[grep\]", out)) == len(GIN_RUN)
     assert f"snapshot {GIN}:" in out and chunk.name in out and "Traceback" not in out
@@ -165,7 +167,7 @@ def test_no_snapshot_source_is_one_usage_error(bench: pytest.Pytester) -> None:
 @pytest.mark.parametrize("mode", ["--co", "--setup-only", "--setup-plan"])
 def test_modes_that_run_no_arm_write_nothing(bench: pytest.Pytester, mode: str) -> None:
     args = (f"--bench-samples={SAMPLES}", "--bench-arms=grep", "--bench-report=out.json", "--bench-markdown=out.md")
-    run(bench, *args).assert_outcomes(passed=len(ROWS) - 1, skipped=1)
+    assert_outcomes(run(bench, *args), passed=len(ROWS) - 1, skipped=1)
     before = {name: (bench.path / name).read_bytes() for name in ("out.json", "out.md", "out.json.registration.json")}
     run(bench, *args, mode)
     assert {name: (bench.path / name).read_bytes() for name in before} == before
@@ -226,7 +228,7 @@ def test_fixture_arms_use_fixtures_variants_and_skipif(bench: pytest.Pytester) -
     bench.makeconftest(FIXTURE_ARMS)
     result = run(bench, f"--bench-samples={SAMPLES}", "--bench-arms=dense,sized,never", "--bench-report=out.json", "-rs", "-n", "2")
     labeled = len(ROWS) - 1
-    result.assert_outcomes(passed=3 * labeled, skipped=4 + labeled)
+    assert_outcomes(result, passed=3 * labeled, skipped=4 + labeled)
     assert (bench.path / "setups.txt").read_text().count("model") <= 2  # once per process (two workers)
     report = json.loads((bench.path / "out.json").read_text())
     assert report["registration"]["arms"] == ["dense", "sized[small]", "sized[large]", "never"]
@@ -236,7 +238,7 @@ def test_fixture_arms_use_fixtures_variants_and_skipif(bench: pytest.Pytester) -
     assert len(some["arms"]["sized[small]"]["ranking"]) <= 1 < len(some["arms"]["sized[large]"]["ranking"])
     assert report["registration"]["arm_identities"]["sized[large]"].endswith("[large]")
     single = run(bench, f"{SAMPLES}::{GIN_IDS[0]}[sized[large]]", "--bench-arms=sized", "-v")
-    single.assert_outcomes(passed=1)
+    assert_outcomes(single, passed=1)
 
 
 def test_ordinary_tests_can_use_the_bench_fixtures(bench: pytest.Pytester) -> None:
@@ -247,7 +249,7 @@ def test_snapshot_and_samples(bench_snapshots, bench_samples):
     assert "tree.go" in snapshot.paths()
 """)
     result = run(bench, "test_uses.py", f"--bench-samples={SAMPLES}", "--bench-arms=grep")
-    result.assert_outcomes(passed=1 + len(ROWS) - 1, skipped=1)
+    assert_outcomes(result, passed=1 + len(ROWS) - 1, skipped=1)
 
 
 # -- the terminal ---------------------------------------------------------------------------------------
@@ -280,7 +282,7 @@ def test_status_letters_are_distinct_and_skips_point_at_the_sample(bench: pytest
 
 def test_a_failed_gate_is_in_the_final_line_in_red(bench: pytest.Pytester) -> None:
     args = (f"--bench-samples={SAMPLES}", "--bench-arms=grep,bm25:all")
-    run(bench, *args, "--bench-report=base.json").assert_outcomes(passed=2 * (len(ROWS) - 1), skipped=2)
+    assert_outcomes(run(bench, *args, "--bench-report=base.json"), passed=2 * (len(ROWS) - 1), skipped=2)
     result = run(bench, *args, "--bench-baseline=base.json", "--bench-gate=recall@10>=0.5", "--color=yes")
     assert result.ret == 1
     final = result.outlines[-1]
@@ -293,7 +295,7 @@ def test_the_plugin_disabled_by_name_with_a_hook_conftest(bench: pytest.Pytester
     bench.makeconftest(FLAKY_CONFTEST)
     bench.makepyfile(test_plain="def test_one():\n    assert True\n")
     result = bench.runpytest_subprocess("-p", "no:retrieval_bench", "test_plain.py")
-    result.assert_outcomes(passed=1)
+    assert_outcomes(result, passed=1)
     assert "unknown hook" not in result.stdout.str() + result.stderr.str()
 
 
@@ -325,7 +327,7 @@ def pytest_retrieval_bench_arms(config):
 
 def test_a_snapshot_is_torn_down_before_the_next_is_set_up(bench: pytest.Pytester) -> None:
     bench.makeconftest(TEARDOWN_CONFTEST)
-    run(bench, f"--bench-samples={SAMPLES}", "--bench-arms=copier").assert_outcomes(passed=len(ROWS) - 1, skipped=1)
+    assert_outcomes(run(bench, f"--bench-samples={SAMPLES}", "--bench-arms=copier"), passed=len(ROWS) - 1, skipped=1)
     calls = [json.loads(line) for line in (bench.path / "copies.jsonl").read_text().splitlines()]
     assert len({call["key"] for call in calls}) == 3 and len(calls) == len(ROWS) - 1
     assert all(call["others_alive"] == [] for call in calls)  # one snapshot (and its private copy) per process

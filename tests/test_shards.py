@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from report_helpers import assert_outcomes
+
 from pytest_retrieval_bench.cli import main as cli_main
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.merge import merge_reports
@@ -192,16 +194,16 @@ def test_gateways_with_another_working_directory_see_the_same_bench(pytester: py
     elsewhere = pytester.mkdir("elsewhere")
     relative = ("--bench-samples=release/benchmark/synthetic_v1/samples.jsonl", "--bench-corpus=release/corpus/synthetic_v1")
     single = pytester.runpytest_subprocess(*relative, "--bench-arms=grep", "--bench-report=single.json", "-p", "no:cacheprovider", timeout=300)
-    single.assert_outcomes(passed=34, skipped=1)
+    assert_outcomes(single, passed=34, skipped=1)
     remote = pytester.runpytest_subprocess(*relative, "--bench-arms=grep", "--bench-report=remote.json", "-p", "no:cacheprovider",
                                            "-d", "--dist=loadgroup", f"--tx=2*popen//chdir={elsewhere}", timeout=300)
-    remote.assert_outcomes(passed=34, skipped=1)
+    assert_outcomes(remote, passed=34, skipped=1)
     assert _comparable(pytester.path / "remote.json") == _comparable(pytester.path / "single.json")
     (pytester.path / "mine_arms.py").write_text(PLUGIN_ARM)
     monkeypatch.setenv("PYTHONPATH", str(pytester.path))
     with_arm = pytester.runpytest_subprocess(*relative, "--bench-arms=mine", "-p", "mine_arms", "-p", "no:cacheprovider",
                                              "-d", f"--tx=2*popen//chdir={elsewhere}", timeout=300)
-    with_arm.assert_outcomes(passed=34, skipped=1)
+    assert_outcomes(with_arm, passed=34, skipped=1)
 
 
 @pytest.mark.parametrize("workers", [1, 2])

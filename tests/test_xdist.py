@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from report_helpers import zero_wall
+from report_helpers import assert_outcomes, zero_wall
 
 pytest.importorskip("xdist")
 
@@ -47,7 +47,7 @@ def test_report_is_the_same_whatever_the_workers(pytester: pytest.Pytester) -> N
     for name, mode in MODES.items():
         result = pytester.runpytest_subprocess(*mode, *bench_args("-q", f"--bench-report={name}.json"))
         assert result.ret == 0, (name, result.stdout.str()[-3000:])
-        result.assert_outcomes(passed=34 * len(BUILTIN_ARMS), skipped=len(BUILTIN_ARMS))
+        assert_outcomes(result, passed=34 * len(BUILTIN_ARMS), skipped=len(BUILTIN_ARMS))
         reports[name] = (pytester.path / f"{name}.json").read_bytes()
     report = json.loads(reports["no-xdist"])
     assert report["missing"] == [] and report["problems"] == []
@@ -109,7 +109,7 @@ def test_lost_worker(pytester: pytest.Pytester, dist: str) -> None:
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     assert result.ret == 1
     assert result.ret != 0
-    result.assert_outcomes(failed=1, passed=2 * 34 - 1, skipped=2)
+    assert_outcomes(result, failed=1, passed=2 * 34 - 1, skipped=2)
     assert result.stdout.str().count("node down") == 1
     result.stdout.fnmatch_lines([f"FAILED *{CRASH_SAMPLE}[[]crash[]]*"])
     report = json.loads((pytester.path / "out.json").read_bytes())

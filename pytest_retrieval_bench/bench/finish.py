@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 import orjson
 
+from pytest_retrieval_bench.bench.outputs import report_destination
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import canonical_json, write_atomically
 from pytest_retrieval_bench.report.gate import GateRule, compare
@@ -39,6 +40,9 @@ class Publication:
     report_bytes: bytes | None = None
     failures: list[str] = field(default_factory=list)
     updated_baseline: bool = False
+    report_path: Path | None = None
+    """Where the report was written: `Outputs.report`, or beside it for a partial run (`report_destination`)."""
+    notes: list[str] = field(default_factory=list)
 
 
 def load_baseline(path: Path | None, update_baseline: bool, registration: dict[str, Any], arms: Sequence[str],
@@ -86,7 +90,10 @@ def publish(report: dict[str, Any], outputs: Outputs, baseline: dict[str, Any] |
                                "the registration is kept")
         return result
     result.report_bytes = canonical_json(report)  # the report as written, encoded once
-    _write(result, outputs.report, result.report_bytes, "the report")
+    if outputs.report is not None:
+        result.report_path, note = report_destination(outputs.report, report)
+        result.notes += [note] if note else []
+    _write(result, result.report_path, result.report_bytes, "the report")
     if outputs.markdown is not None:
         _write(result, outputs.markdown, render_markdown(report, outputs.limit).encode("utf-8"), "the Markdown summary")
     if outputs.html is not None:
@@ -190,6 +197,7 @@ def summarize(paths: Sequence[Path], known_arms: Sequence[str], baselines: Seque
     lines += [f"retrieval-bench: {failure}" for failure in published.failures]
     if published.updated_baseline:
         lines.append(f"baseline updated: {outputs.baseline}")
-    if published.report_bytes is not None and outputs.report is not None and not published.failures:
-        lines.append(f"retrieval-bench: merged {len(report['registration'].get('merged_from') or reports_among(paths))} reports into {outputs.report}")
+    lines += [f"retrieval-bench: {note}" for note in published.notes]
+    if published.report_bytes is not None and published.report_path is not None and not published.failures:
+        lines.append(f"retrieval-bench: merged {len(report['registration'].get('merged_from') or reports_among(paths))} reports into {published.report_path}")
     return published, lines

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
+
+import orjson
 
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.registration import SIDECAR_SUFFIX
@@ -65,3 +67,26 @@ def check_outputs(outputs: Sequence[Place], input_files: Iterable[Place], input_
     problems = output_problems([(label, path) for label, path in outputs if path is not None], input_files, input_directories)
     if problems:
         raise BenchError("refusing to write: " + "; ".join(problems))
+
+
+def partial_beside(path: Path) -> Path:
+    """Where a partial report goes when a complete one is at `path`: `out.json` -> `out.partial.json`."""
+    return path.with_name(f"{path.stem}.partial{path.suffix}" if path.suffix else f"{path.name}.partial")
+
+
+def holds_complete_report(path: Path) -> bool:
+    """True for a readable report without a `partial` mark (what a debug run must not replace)."""
+    try:
+        existing = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return False
+    return isinstance(existing, dict) and "details" in existing and "registration" in existing and not existing.get("partial")
+
+
+def report_destination(path: Path, report: dict[str, Any]) -> tuple[Path, str | None]:
+    """A partial report (a `-k` or node-id run, `-x`, an interrupt) never replaces a complete one at
+    the same path: it is written beside it, and the note says where."""
+    if not report.get("partial") or not holds_complete_report(path):
+        return path, None
+    beside = partial_beside(path)
+    return beside, f"a partial run does not replace the complete report {path}: this run's report is {beside}"

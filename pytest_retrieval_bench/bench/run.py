@@ -56,8 +56,12 @@ def make_request(sample: Sample, snapshot: Snapshot, limit: int, max_query_chars
 
 
 def run_item(sample: Sample, arm_name: str, request: Request, snapshot: Snapshot, limit: int, call: Callable[[], Any],
-             arm_timeout: float | None = None, timeout_source: str = "--bench-arm-timeout", matched: bool = False) -> dict[str, Any]:
+             arm_timeout: float | None = None, timeout_source: str = "--bench-arm-timeout", matched: bool = False,
+             raised: list[BaseException] | None = None) -> dict[str, Any]:
     """Everything SPEC 4 records for one sample x arm; `error` is set instead of raising.
+
+    An exception the arm itself raised is also appended to `raised` (when given), so the item can
+    show it with pytest's own traceback, `--showlocals` and `--pdb`.
 
     Only `call()` (the arm) is timed: the snapshot and its indexes were set up before. With
     `matched` (matched snapshot latency) the call returns a `Matched`: `wall_ms` is its hit span
@@ -86,6 +90,8 @@ def run_item(sample: Sample, arm_name: str, request: Request, snapshot: Snapshot
         error = f"snapshot error: {exc}"
     except Exception as exc:  # an arm's failure is recorded, never an abstention
         error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ArmError) else str(exc)
+        if raised is not None and not isinstance(exc, ArmError):
+            raised.append(exc)
     record["wall_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
     if matched:
         record["cold_wall_ms"] = round(spans.cold_ms, 3) if spans is not None and error is None else None

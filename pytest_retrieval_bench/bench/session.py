@@ -108,6 +108,8 @@ class BenchSession:
         self.report: dict[str, Any] | None = None
         self.report_bytes: bytes | None = None
         self.updated_baseline = False
+        self.report_path: Path | None = None
+        self.report_notes: list[str] = []
         self.capture: CaptureWriter | None = None
         if settings.capture is not None and role != "local":
             raise pytest.UsageError("--bench-capture needs a run without xdist workers (-p no:xdist or -n 0)")
@@ -350,8 +352,10 @@ class BenchSession:
             return
         self.store.prepare(self.matched.get(arm.name, arm), snapshot)
 
-    def run(self, sample: Sample, arm_name: str, request: Request, snapshot: Snapshot, call: Any) -> dict[str, Any]:
-        """One item's record; a fusion component that already ran for this sample is not run again."""
+    def run(self, sample: Sample, arm_name: str, request: Request, snapshot: Snapshot, call: Any,
+            raised: list[BaseException] | None = None) -> dict[str, Any]:
+        """One item's record (the arm's own exception appended to `raised`); a fusion component
+        that already ran for this sample is not run again."""
         key = (sample.id, arm_name)
         if key in self.component_records:
             return self.component_records[key]
@@ -359,7 +363,8 @@ class BenchSession:
         matched = self.matched.get(arm_name)
         if matched is not None:  # the cold and the hit call, instead of one ordinary call
             call = lambda: matched.retrieve(request)
-        record = run_item(sample, arm_name, request, snapshot, self.settings.limit, call, seconds, source, matched=matched is not None)
+        record = run_item(sample, arm_name, request, snapshot, self.settings.limit, call, seconds, source, matched=matched is not None,
+                          raised=raised)
         if self.capture is not None:
             self.capture.flush()  # disk writes stay outside the measured wall time
         if arm_name in self._components:
@@ -399,13 +404,6 @@ class BenchSession:
             return None
         change, why = sample_change(before, record)
         return why if change == "regressed" else None
-
-    def junit_properties(self, record: dict[str, Any]) -> list[tuple[str, Any]]:
-        metrics = record.get("metrics") or {}
-        keys = [key for key in ("hit@10", "recall@10", "mrr@k") if key in metrics]
-        properties: list[tuple[str, Any]] = [(f"bench.{key}", metrics[key]) for key in keys]
-        properties += [("bench.abstained", record["abstained"]), ("bench.selective_success", record["selective_success"])]
-        return properties
 
     def add_record(self, record: dict[str, Any]) -> None:
         self.records[(record["sample_id"], record["arm"])] = record
@@ -489,6 +487,7 @@ class BenchSession:
         published = publish(self.report, outputs_of(self.settings), self.baseline, self.rules, capture_failure=capture_failure,
                             registration_failure=self._registration_drift())
         self.report_bytes, self.updated_baseline = published.report_bytes, published.updated_baseline
+        self.report_path, self.report_notes = published.report_path, published.notes
         self.failures.extend(published.failures)
         return self.report
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from pytest_retrieval_bench.scoring.metrics import cutoffs
 from pytest_retrieval_bench.scoring.verdicts import MIN_PAIRED
 
 Table = tuple[list[str], list[list[str]]]
-ARM_HEADERS = ["arm", "n", "pos", "{hit}", "95% Wilson", "recall@10", "mrr@k", "selective", "errors", "abstain"]
 PAIRED_HEADERS = ["comparison", "metric", "n", "mean", "bootstrap 95%", "verdict", "p", "p (Holm)", "MDE"]
 LEFT_ALIGNED = {"arm", "comparison", "metric", "verdict", "95% Wilson", "bootstrap 95%"}
 
@@ -38,20 +38,31 @@ def p_value(value: Any) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
-def hit_key(limit: int) -> str | None:
-    return f"hit@{10 if limit >= 10 else 5}" if limit >= 5 else None
+def headline_cutoffs(limit: int) -> tuple[int | None, int | None]:
+    """The cut-offs the arm table shows at this limit: hit at the largest one the report has (hit@20
+    at the default limit, as the items' `HIT@20` say), recall at 10 where the limit reaches it (the
+    bench's headline), else at the largest; (None, None) below 5, where the report has neither."""
+    ks = cutoffs(limit)
+    if not ks:
+        return None, None
+    return ks[-1], (10 if 10 in ks else ks[-1])
 
 
 def arm_table(group: dict[str, Any], limit: int) -> Table:
-    """One row per arm of one summary group."""
-    hit = hit_key(limit)
-    headers = [header.replace("{hit}", hit or "hit") for header in ARM_HEADERS]
+    """One row per arm of one summary group; no column the report has no number for."""
+    hit, recall = headline_cutoffs(limit)
+    headers = ["arm", "n", "pos"]
+    if hit is not None:
+        headers += [f"hit@{hit}", "95% Wilson", f"recall@{recall}"]
+    headers += ["mrr@k", "selective", "errors", "abstain"]
     rows = []
     for arm, row in group.items():
         metrics = row["metrics"]
-        rows.append([arm, str(row["n"]), str(row["positives"]), number(metrics.get(hit)) if hit else "-",
-                     interval(row["wilson95"].get(hit)) if hit else "-", number(metrics.get("recall@10")), number(metrics.get("mrr@k")),
-                     number(row["selective_success"]), str(row["errors"]), str(row["abstentions"])])
+        cells = [arm, str(row["n"]), str(row["positives"])]
+        if hit is not None:
+            cells += [number(metrics.get(f"hit@{hit}")), interval(row["wilson95"].get(f"hit@{hit}")), number(metrics.get(f"recall@{recall}"))]
+        cells += [number(metrics.get("mrr@k")), number(row["selective_success"]), str(row["errors"]), str(row["abstentions"])]
+        rows.append(cells)
     return headers, rows
 
 
