@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from pytest_retrieval_bench.report import html as html_report
+from pytest_retrieval_bench.report import html_parts, html_samples
 from pytest_retrieval_bench.report.html import render_html
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,7 +165,7 @@ def test_rank_histogram_counts_agree_with_the_summary(reports):
     report = reports["plain"]
     limit = report["registration"]["limit"]
     for arm, row in report["summary"]["all"].items():
-        bins = html_report._rank_bins(html_report._positive_records(report, arm), limit)
+        bins = html_samples._rank_bins(html_samples._positive_records(report, arm), limit)
         hits = sum(count for label, count in bins if label != "miss")
         assert hits == round(row["metrics"][f"hit@{limit}"] * row["positives"])
         assert hits + dict(bins)["miss"] == row["positives"]
@@ -173,7 +174,7 @@ def test_rank_histogram_counts_agree_with_the_summary(reports):
 
 def test_samples_show_gold_given_rankings_and_filter_data(reports, pages):
     report, page = reports["report"], pages["report"]
-    arms = html_report._arms(report)
+    arms = html_parts.report_arms(report)
     for entry in report["details"]:
         assert f'<code>{entry["id"]}</code>' in page
         for arm, record in entry["arms"].items():
@@ -279,9 +280,9 @@ def _chromium(*args: str, timeout: int = 120) -> subprocess.CompletedProcess[str
 
 def _expected(report: dict[str, Any], outcome: str, arm: str | None) -> int:
     """Samples the filter should keep: `outcome` for the arm, or for any arm."""
-    arms = [arm] if arm else html_report._arms(report)
+    arms = [arm] if arm else html_parts.report_arms(report)
     return sum(1 for entry in report["details"] if not entry.get("skipped")
-               and any(html_report._outcome(entry, entry["arms"].get(name)) == outcome for name in arms))
+               and any(html_parts.outcome_of(entry, entry["arms"].get(name)) == outcome for name in arms))
 
 
 def _filtered_count(report: dict[str, Any], directory: Path, outcome: str, arm: str) -> int:
@@ -314,7 +315,7 @@ def test_chromium_runs_the_page_script_without_errors(reports, tmp_path):
     for marker in ("Uncaught", "SyntaxError", "ReferenceError", "TypeError", "Content Security Policy"):
         assert marker not in dumped.stderr, dumped.stderr[-2000:]
     assert _filtered_count(report, tmp_path, outcome="miss", arm="") == _expected(report, "miss", None)
-    arms = html_report._arms(report)
+    arms = html_parts.report_arms(report)
     assert _filtered_count(report, tmp_path, outcome="hit", arm=str(arms.index("grep-ident"))) == _expected(report, "hit", "grep-ident")
     shot = tmp_path / "report.png"
     started = time.perf_counter()
