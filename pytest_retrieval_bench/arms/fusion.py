@@ -22,6 +22,8 @@ from typing import Any, Callable, Mapping, Sequence
 from pytest_retrieval_bench.errors import ArmError, BenchError
 
 RRF_K = 60
+MAX_K = 1_000_000
+"""The largest k a fusion may declare: far past any useful value, and every score stays a float."""
 FUSION_RULES = "rrf-1"
 _NAME = re.compile(r"^[^\[\],=\s*]+$")
 
@@ -63,8 +65,9 @@ def parse_fusion(entry: str, option: str = "--bench-fuse") -> FusionArm:
             k = int(match.group(1))
         except ValueError:
             raise bad(f"k must be a whole number, got {match.group(1)!r}") from None
-        if k < 1:
-            raise bad(f"k must be at least 1, got {k}")
+        if not 1 <= k <= MAX_K:
+            shown = match.group(1) if len(match.group(1)) <= 20 else f"{match.group(1)[:20]}... ({len(match.group(1))} digits)"
+            raise bad(f"k must be a whole number from 1 to {MAX_K:,}, got {shown}")
         rest = rest[: match.start()]
     components: list[tuple[str, float]] = []
     for part in rest.split(","):
@@ -136,13 +139,18 @@ def with_identity(fusion: FusionArm, identities: Mapping[str, str]) -> FusionArm
 
 
 def declare_fusions(entries: Sequence[str], arms: Mapping[str, Any], identity_of: Callable[[Any], str],
-                    option: str = "--bench-fuse") -> list[FusionArm]:
-    """Parse every `--bench-fuse` entry against the arms that exist; refuse unknown or fused components."""
+                    option: str = "--bench-fuse", reserved: Mapping[str, Sequence[str]] | None = None) -> list[FusionArm]:
+    """Parse every `--bench-fuse` entry against the arms that exist; refuse unknown or fused components,
+    and a name that is an alias (`reserved`: alias -> the arms it selects), which the fusion would shadow."""
+    reserved = reserved or {}
     fusions: list[FusionArm] = []
     for entry in entries:
         fusion = parse_fusion(entry, option)
         if fusion.name in arms or fusion.name in (known.name for known in fusions):
             raise BenchError(f"{option} {entry!r}: an arm named {fusion.name!r} already exists")
+        if fusion.name in reserved:
+            raise BenchError(f"{option} {entry!r}: {fusion.name!r} already names a group of arms ({', '.join(reserved[fusion.name])}); "
+                             "choose another name for the fusion")
         for component in fusion.component_names:
             if component in (known.name for known in fusions):
                 raise BenchError(f"{option} {entry!r}: component {component!r} is itself a fusion; fuse its components instead")

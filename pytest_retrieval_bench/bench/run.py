@@ -88,7 +88,9 @@ def run_item(sample: Sample, arm_name: str, request: Request, snapshot: Snapshot
         error = str(exc)
     except SnapshotError as exc:
         error = f"snapshot error: {exc}"
-    except Exception as exc:  # an arm's failure is recorded, never an abstention
+    except (Exception, SystemExit, GeneratorExit) as exc:  # an arm's failure is recorded, never an abstention
+        # SystemExit and GeneratorExit fail the item, as pytest fails a test that raises them;
+        # KeyboardInterrupt is not caught: it interrupts the session, as in any test
         error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ArmError) else str(exc)
         if raised is not None and not isinstance(exc, ArmError):
             raised.append(exc)

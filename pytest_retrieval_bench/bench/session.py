@@ -18,7 +18,7 @@ from pytest_retrieval_bench.arms.base import Answer, Arm, Request
 from pytest_retrieval_bench.arms.discovery import available_arms
 from pytest_retrieval_bench.arms.capture import CaptureError, CaptureWriter
 from pytest_retrieval_bench.arms.fusion import FusionArm, declare_fusions, fuse_records
-from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, REFERENCE_ARMS, select_arms
+from pytest_retrieval_bench.arms.registry import ALIASES, BUILTIN_ARMS, REFERENCE_ARMS, select_arms
 from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.file_digests import FileDigests
@@ -525,7 +525,8 @@ def configured_arms(config: pytest.Config, settings: Settings) -> dict[str, Arm]
         if arm.name in arms:
             raise BenchError(f"fixture arm {arm.name!r} has the name of an arm defined elsewhere")
         arms[arm.name] = arm  # type: ignore[assignment]
-    for fusion in declare_fusions(settings.fuse, arms, lambda arm: arm_identity(arm, TOKENIZER_VERSION)):
+    reserved = {**variant_aliases(arms), **ALIASES}
+    for fusion in declare_fusions(settings.fuse, arms, lambda arm: arm_identity(arm, TOKENIZER_VERSION), reserved=reserved):
         arms[fusion.name] = fusion  # type: ignore[assignment]
     return arms
 

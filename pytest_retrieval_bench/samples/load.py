@@ -147,6 +147,9 @@ def _unsupported(sample: Sample, source: str, line: int) -> InputError | None:
     hard-negative path that is absolute or climbs out of the repository."""
     if "::" in sample.id:
         return InputError(source, f"sample id {sample.id!r} contains '::', which pytest node ids cannot hold", line=line, field="id")
+    if "[" in sample.id or "]" in sample.id:  # `<id>[<arm>]` is how items and the report's `not_run` name a sample x arm
+        return InputError(source, f"sample id {sample.id!r} contains '[' or ']', which bench item names ('<id>[<arm>]') cannot hold",
+                          line=line, field="id")
     for field_name, paths in (("gold", sample.gold_files), ("given", sample.given_files), ("hard_negatives", sample.hard_negatives)):
         for path in paths:
             reason = check_relative_path(path)
