@@ -294,25 +294,13 @@ def _forest_plot(entries: dict[str, Any], results: Sequence[tuple[str, str, dict
 # -- against a baseline ----------------------------------------------------------------------------
 
 
-RULE_HEADERS = ["rule", "arm", "group", "metric", "threshold", "n", "mean difference", "bootstrap 95%", "significant", "verdict"]
-
-
-def _rule_row(rule: dict[str, Any]) -> list[str]:
-    """One gate rule result as the report states it (verdict pass / fail)."""
-    verdict_css = "good" if rule.get("verdict") == "pass" else "bad"
-    return [f"<code>{_e(rule.get('rule'))}</code>", _td_arm(rule.get("arm")), _e(rule.get("group")), _e(rule.get("metric")),
-            _td_num(_signed(rule.get("threshold"))), _td_num(_count(rule.get("n"))), _td_num(_signed(rule.get("mean_difference"))),
-            _interval(rule.get("bootstrap95"), sign=True), "yes" if rule.get("significant") else "no",
-            f'<td class="v {verdict_css}">{_e(rule.get("verdict"))}</td>']
-
-
 def _baseline_section(report: dict[str, Any]) -> str:
+    from pytest_retrieval_bench.report.html_gate import rules_block  # it imports this module's helpers
+
     baseline = report["baseline"]
     css, word = ("bad", "FAILED") if baseline.get("failed") else ("good", "passed")
-    rules = [_rule_row(rule) for rule in baseline.get("rules", [])]
-    parts = [f'<p class="status {css}">Gate: <strong>{word}</strong></p>',
-             '<p class="note">A rule fails when the lower bound of the bootstrap 95% interval of (run - baseline) is below its threshold.</p>',
-             _table(RULE_HEADERS, rules, "rules") if rules else "<p>No gate rules were given.</p>"]
+
+    parts = [f'<p class="status {css}">Gate: <strong>{word}</strong></p>', rules_block(baseline)]
     for title, key in (("Samples only in this run", "only_in_run"), ("Samples only in the baseline", "only_in_baseline")):
         if baseline.get(key):
             parts.append(f"<p>{title}: " + ", ".join(f"<code>{_e(sample)}</code>" for sample in baseline[key]) + "</p>")
