@@ -319,6 +319,14 @@ def test_an_arm_without_baseline_records_runs_as_new_and_unpaired(pytester, monk
     result.stdout.fnmatch_lines(["*new arm(s), no baseline records, unpaired: grep"])
     assert "new arm(s), no baseline records, unpaired: grep" in (pytester.path / "summary.md").read_text()
     assert '<p id="new-arms">new arm(s), no baseline records, unpaired: grep</p>' in (pytester.path / "page.html").read_text()
+    # a merge of that report is gated the same way, with a form named
+    from pytest_retrieval_bench.cli import main as cli_main
+
+    merged = pytester.path / "merged.json"
+    assert cli_main(["summarize", str(pytester.path / "out.json"), "--output", str(merged), "--arm", "mine", "--baseline", str(baseline),
+                     "--gate", "noregression:recall@10>=0"]) == 0
+    merged_section = json.loads(merged.read_text())["baseline"]
+    assert merged_section["new_arms"] == ["grep"] and [(r["arm"], r["form"]) for r in merged_section["rules"]] == [("mine", "noregression")]
 
 
 def test_only_a_rule_that_reads_a_new_arm_refuses(pytester, monkeypatch, baseline):
@@ -331,3 +339,13 @@ def test_only_a_rule_that_reads_a_new_arm_refuses(pytester, monkeypatch, baselin
     no_rule = _run_arms(pytester, monkeypatch, "grep", f"--bench-baseline={baseline}", "--bench-report=out.json")
     assert no_rule.ret == 0
     assert _section(pytester)["new_arms"] == ["grep"]
+
+
+def test_a_rule_of_a_report_written_before_forms_reads_as_non_inferiority():
+    from pytest_retrieval_bench.report.gate_text import form_words
+    from pytest_retrieval_bench.report.markdown import _baseline_lines
+
+    old = {"rule": "recall@10>=-0.02", "arm": "mine", "group": "all", "metric": "recall@10", "threshold": -0.02, "n": 3,
+           "mean_difference": 0.0, "bootstrap95": [0.0, 0.0], "significant": False, "verdict": "pass"}
+    assert form_words(old) == "non-inferiority: lower bound >= -0.02"
+    assert any("non-inferiority" in line for line in _baseline_lines({"failed": False, "rules": [old], "arms": {}}))

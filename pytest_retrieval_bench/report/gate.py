@@ -73,7 +73,7 @@ def check_compatible(run_registration: dict[str, Any], baseline: dict[str, Any],
         raise BenchError(f"baseline is over different samples (sha256 {samples_digests(baseline)} vs this run's {run_digests})")
     if baseline.get("registration", {}).get("limit") != run_registration.get("limit"):
         raise BenchError(f"baseline limit {baseline.get('registration', {}).get('limit')} differs from this run's {run_registration.get('limit')}")
-    baseline_arms = baseline_arm_names(baseline)
+    baseline_arms = arm_names_of(baseline)
     unknown = sorted(rule.arm for rule in rules if rule.arm and rule.arm not in arms)
     if unknown:
         raise BenchError(f"--bench-gate names arm(s) {', '.join(unknown)} that this run does not select")
@@ -95,7 +95,8 @@ def check_compatible(run_registration: dict[str, Any], baseline: dict[str, Any],
             raise BenchError(f"--bench-gate {rule.text!r}: the baseline has no sample in group {rule.group!r}")
 
 
-def baseline_arm_names(report: dict[str, Any]) -> set[str]:
+def arm_names_of(report: dict[str, Any]) -> set[str]:
+    """Every arm with a record in the report's details."""
     return {arm for entry in report.get("details", []) for arm in entry.get("arms", {})}
 
 
@@ -152,8 +153,8 @@ def compare(run: dict[str, Any], baseline: dict[str, Any], rules: Sequence[GateR
     """The report's `baseline` section: per rule the verdict, per arm improved/regressed samples."""
     base = {entry["id"]: entry for entry in baseline.get("details", [])}
     current = {entry["id"]: entry for entry in run.get("details", [])}
-    run_arms = sorted(baseline_arm_names(run))
-    arms = sorted(set(run_arms) & baseline_arm_names(baseline))  # a new arm has nothing to be paired with
+    run_arms = sorted(arm_names_of(run))
+    arms = sorted(set(run_arms) & arm_names_of(baseline))  # a new arm has nothing to be paired with
     section: dict[str, Any] = {"rules": [], "arms": {}, "only_in_run": sorted(set(current) - set(base)), "only_in_baseline": sorted(set(base) - set(current)),
                                "new_arms": [arm for arm in run_arms if arm not in arms]}
     for arm in arms:
