@@ -41,7 +41,9 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("cache-dir", "path", "Index cache directory (default: retrieval-bench under pytest's cache dir)."),
     ("no-cache", "flag", "Do not read or write the index cache."),
     ("baseline", "path", "A baseline report to pair this run with by sample id and arm (typically the main branch's)."),
-    ("gate", "list-raw", "Gate rule METRIC>=THRESHOLD[:arm=NAME][:group=GROUP] on the paired bootstrap lower bound of run - baseline (repeatable)."),
+    ("gate", "list-raw", "Gate rule [noninferior:|noregression:]METRIC>=THRESHOLD[:arm=NAME][:group=GROUP] on the paired bootstrap "
+                         "interval of run - baseline: noninferior (the default) fails unless its lower bound is >= THRESHOLD, "
+                         "noregression fails only when its upper bound is below THRESHOLD (repeatable)."),
     ("fail-regressed", "flag", "Fail each item whose sample regressed against the baseline (a hit became a miss, a rank fell)."),
     ("update-baseline", "flag", "Write this run's report to the --bench-baseline path (refused when an arm errored)."),
     ("markdown", "path", "Write the summary, paired and baseline tables as GitHub-flavoured Markdown here."),

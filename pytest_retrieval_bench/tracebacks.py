@@ -30,7 +30,7 @@ def arm_traceback(excinfo: ExceptionInfo[BaseException], tbstyle: Any) -> Traceb
         return excinfo.traceback.filter(excinfo)
     cut = Traceback(entries[start:]).filter(excinfo)
     if not cut:
-        return traceback
+        return excinfo.traceback
     if tbstyle == "auto" and len(cut) > 2:
         cut = Traceback([cut[0], *(entry.with_repr_style("short") for entry in cut[1:-1]), cut[-1]])
     return cut

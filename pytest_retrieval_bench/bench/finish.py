@@ -18,6 +18,7 @@ from pytest_retrieval_bench.bench.outputs import report_destination
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import canonical_json, write_atomically
 from pytest_retrieval_bench.report.gate import GateRule, compare
+from pytest_retrieval_bench.report.gate_text import failure_words
 from pytest_retrieval_bench.report.markdown import render as render_markdown
 
 
@@ -77,7 +78,7 @@ def publish(report: dict[str, Any], outputs: Outputs, baseline: dict[str, Any] |
         # compare the report as it will be written (rounded), exactly as a later rerun would see it
         report["baseline"] = compare(orjson.loads(canonical_json(report)), baseline, rules)
         if report["baseline"]["failed"]:
-            failed = [f"{rule['rule']} ({rule['arm']})" for rule in report["baseline"]["rules"] if rule["verdict"] == "fail"]
+            failed = [f"{rule['rule']} ({failure_words(rule)})" for rule in report["baseline"]["rules"] if rule["verdict"] == "fail"]
             result.failures.append(f"gate failed against {outputs.baseline}: {', '.join(failed)}")
         regressed = sum(changes["regressed"] for changes in report["baseline"]["arms"].values())
         if outputs.fail_regressed and not regressions_fail_items and regressed:

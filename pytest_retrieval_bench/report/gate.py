@@ -1,12 +1,16 @@
 """Gating a ranking change against a baseline report (SPEC 6).
 
-A rule fails when the lower bound of the paired bootstrap 95% interval of (run - baseline)
-is below its threshold: a claim is read from the interval's bound, never the point estimate.
+A rule reads the paired bootstrap 95% interval of (run - baseline), never the point estimate,
+in one of two named forms: non-inferiority (`METRIC>=T`, or `noninferior:METRIC>=T`) fails
+unless the interval's lower bound is at least T, i.e. unless the change is shown not to be worse
+than T; no confident regression (`noregression:METRIC>=T`) fails only when the whole interval
+lies below T, i.e. when the change is shown to be worse than T.
 Pure functions over report dictionaries; the plugin only decides when to call them.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -15,25 +19,37 @@ from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import groups_of, samples_digests
 
-_RULE = re.compile(r"^(?P<metric>[a-z_0-9]+@(?:\d+|k))\s*>=\s*(?P<threshold>[-+]?\d+(?:\.\d+)?)(?P<options>(?::.+)?)$")
+NONINFERIOR, NOREGRESSION = "noninferior", "noregression"
+FORMS = {NONINFERIOR: "non-inferiority", NOREGRESSION: "no confident regression"}
+Z95 = 1.96
+_RULE = re.compile(r"^(?:(?P<form>[a-z]+):)?(?P<metric>[a-z_0-9]+@(?:\d+|k))\s*>=\s*(?P<threshold>[-+]?\d+(?:\.\d+)?)(?P<options>(?::.+)?)$")
 _OPTION = re.compile(r":([a-z]+)=")
 
 
 @dataclass(frozen=True)
 class GateRule:
-    """`METRIC>=THRESHOLD[:arm=NAME][:group=GROUP]`; without arm, every arm both reports hold."""
+    """`[FORM:]METRIC>=THRESHOLD[:arm=NAME][:group=GROUP]`; without arm, every arm both reports hold.
+
+    The form is a word before the metric, so a rule says how it is read before its threshold;
+    a rule without one is non-inferiority, as rules always were.
+    """
 
     text: str
     metric: str
     threshold: float
     arm: str | None = None
     group: str = "all"
+    form: str = NONINFERIOR
 
 
 def parse_rule(text: str) -> GateRule:
     match = _RULE.match(text.strip())
     if not match:
-        raise BenchError(f"--bench-gate {text!r}: expected METRIC>=THRESHOLD[:arm=NAME][:group=GROUP], e.g. recall@10>=-0.02")
+        raise BenchError(f"--bench-gate {text!r}: expected [noninferior:|noregression:]METRIC>=THRESHOLD[:arm=NAME][:group=GROUP], "
+                         "e.g. recall@10>=-0.02 or noregression:recall@10>=-0.02")
+    form = match["form"] or NONINFERIOR
+    if form not in FORMS:
+        raise BenchError(f"--bench-gate {text!r}: unknown form {form!r} (allowed: {', '.join(FORMS)})")
     options: dict[str, str] = {}
     parts = _OPTION.split(match["options"])  # group values may hold ':' (task:code2test)
     if parts[0]:
@@ -42,24 +58,33 @@ def parse_rule(text: str) -> GateRule:
         if key not in ("arm", "group") or key in options or not value:
             raise BenchError(f"--bench-gate {text!r}: unknown, repeated or empty option {key!r} (allowed: arm, group)")
         options[key] = value
-    return GateRule(text=text.strip(), metric=match["metric"], threshold=float(match["threshold"]), arm=options.get("arm"), group=options.get("group", "all"))
+    return GateRule(text=text.strip(), metric=match["metric"], threshold=float(match["threshold"]), arm=options.get("arm"),
+                    group=options.get("group", "all"), form=form)
 
 
 def check_compatible(run_registration: dict[str, Any], baseline: dict[str, Any], arms: Sequence[str], rules: Sequence[GateRule]) -> None:
-    """A baseline over other samples, another limit, or without a gated arm is a usage error."""
+    """A baseline over other samples, another limit, or without an arm a rule gates is a usage error.
+
+    An arm the baseline has no record of is new: it runs unpaired. Only a rule that names it, or an
+    unqualified rule when no arm is held by both reports, has nothing to read and is refused.
+    """
     run_digests = sorted(entry["sha256"] for entry in run_registration.get("samples", []))
     if samples_digests(baseline) != run_digests:
         raise BenchError(f"baseline is over different samples (sha256 {samples_digests(baseline)} vs this run's {run_digests})")
     if baseline.get("registration", {}).get("limit") != run_registration.get("limit"):
         raise BenchError(f"baseline limit {baseline.get('registration', {}).get('limit')} differs from this run's {run_registration.get('limit')}")
-    baseline_arms = {arm for entry in baseline.get("details", []) for arm in entry.get("arms", {})}
-    wanted = {rule.arm for rule in rules if rule.arm} or set(arms)
-    absent = sorted(arm for arm in wanted if arm in arms and arm not in baseline_arms)
-    if absent:
-        raise BenchError(f"baseline has no results for arm(s) {', '.join(absent)}")
+    baseline_arms = arm_names_of(baseline)
     unknown = sorted(rule.arm for rule in rules if rule.arm and rule.arm not in arms)
     if unknown:
         raise BenchError(f"--bench-gate names arm(s) {', '.join(unknown)} that this run does not select")
+    new = sorted({rule.arm for rule in rules if rule.arm and rule.arm not in baseline_arms})
+    if new:
+        raise BenchError(f"--bench-gate names arm(s) {', '.join(new)} that the baseline has no results for (a new arm runs "
+                         f"unpaired; gate it once the baseline holds it)")
+    unqualified = [rule.text for rule in rules if not rule.arm]
+    if unqualified and not set(arms) & baseline_arms:
+        raise BenchError(f"--bench-gate {', '.join(unqualified)} applies to the arms both reports hold, and none is: this run has "
+                         f"{', '.join(arms)}, the baseline {', '.join(sorted(baseline_arms)) or 'none'}")
     details = baseline.get("details", [])
     metrics = {name for entry in details for record in entry.get("arms", {}).values() for name in record.get("metrics", {})}
     groups = {group for entry in details if "task_type" in entry for group in groups_of(entry, with_folds=True)}
@@ -68,6 +93,32 @@ def check_compatible(run_registration: dict[str, Any], baseline: dict[str, Any],
             raise BenchError(f"--bench-gate {rule.text!r}: no baseline record has the metric {rule.metric!r} (known: {', '.join(sorted(metrics))})")
         if rule.group not in groups:
             raise BenchError(f"--bench-gate {rule.text!r}: the baseline has no sample in group {rule.group!r}")
+
+
+def arm_names_of(report: dict[str, Any]) -> set[str]:
+    """Every arm with a record in the report's details."""
+    return {arm for entry in report.get("details", []) for arm in entry.get("arms", {})}
+
+
+def positives_needed(n: int, mean: float, interval: Sequence[float], threshold: float) -> int | None:
+    """How many positive samples the observed spread would need for the lower bound to reach T.
+
+    The standard error is read off the interval, SE = (high - low) / (2 * 1.96), so the spread of
+    one difference is SE * sqrt(n); the lower bound mean - 1.96 * SE * sqrt(n / m) reaches T at
+    m = n * (1.96 * SE / (mean - T)) ** 2. Never fewer than n + 1 (the interval at n fell short;
+    the percentile interval need not be symmetric). None when mean <= T: no sample count will do.
+    """
+    if mean <= threshold:
+        return None
+    standard_error = (interval[1] - interval[0]) / (2 * Z95)
+    return max(math.ceil(n * (Z95 * standard_error / (mean - threshold)) ** 2), n + 1)
+
+
+def passes(form: str, interval: Sequence[float] | None, threshold: float) -> bool:
+    """Non-inferiority: the lower bound reaches T; no confident regression: the upper bound does."""
+    if interval is None:  # no paired sample proves nothing
+        return False
+    return (interval[0] if form == NONINFERIOR else interval[1]) >= threshold
 
 
 def _in_group(entry: dict[str, Any], group: str) -> bool:
@@ -102,8 +153,10 @@ def compare(run: dict[str, Any], baseline: dict[str, Any], rules: Sequence[GateR
     """The report's `baseline` section: per rule the verdict, per arm improved/regressed samples."""
     base = {entry["id"]: entry for entry in baseline.get("details", [])}
     current = {entry["id"]: entry for entry in run.get("details", [])}
-    arms = sorted({arm for entry in run.get("details", []) for arm in entry.get("arms", {})})
-    section: dict[str, Any] = {"rules": [], "arms": {}, "only_in_run": sorted(set(current) - set(base)), "only_in_baseline": sorted(set(base) - set(current))}
+    run_arms = sorted(arm_names_of(run))
+    arms = sorted(set(run_arms) & arm_names_of(baseline))  # a new arm has nothing to be paired with
+    section: dict[str, Any] = {"rules": [], "arms": {}, "only_in_run": sorted(set(current) - set(base)), "only_in_baseline": sorted(set(base) - set(current)),
+                               "new_arms": [arm for arm in run_arms if arm not in arms]}
     for arm in arms:
         changes = []
         counts = {"improved": 0, "regressed": 0, "unchanged": 0}
@@ -127,12 +180,15 @@ def compare(run: dict[str, Any], baseline: dict[str, Any], rules: Sequence[GateR
                    and current[i].get("stratum") == "positive" and arm in current[i]["arms"] and arm in base[i]["arms"]]
             diffs = [current[i]["arms"][arm]["metrics"].get(rule.metric, 0.0) - base[i]["arms"][arm]["metrics"].get(rule.metric, 0.0) for i in ids]
             interval = stats.bootstrap_interval(diffs, f"gate|{rule.group}|{arm}|{rule.metric}")
-            passed = interval is not None and interval[0] >= rule.threshold  # no paired sample proves nothing
-            section["rules"].append({
-                "rule": rule.text, "arm": arm, "group": rule.group, "metric": rule.metric, "threshold": rule.threshold, "n": len(diffs),
-                "mean_difference": stats.mean(diffs), "bootstrap95": list(interval) if interval else None,
+            passed = passes(rule.form, interval, rule.threshold)
+            entry = {
+                "rule": rule.text, "form": rule.form, "arm": arm, "group": rule.group, "metric": rule.metric, "threshold": rule.threshold,
+                "n": len(diffs), "mean_difference": stats.mean(diffs), "bootstrap95": list(interval) if interval else None,
                 "significant": bool(interval and (interval[0] > 0 or interval[1] < 0)),
                 "verdict": "pass" if passed else "fail",
-            })
+            }
+            if not passed and rule.form == NONINFERIOR and interval is not None:
+                entry["positives_needed"] = positives_needed(len(diffs), entry["mean_difference"], interval, rule.threshold)
+            section["rules"].append(entry)
     section["failed"] = any(rule["verdict"] == "fail" for rule in section["rules"])
     return section

@@ -15,6 +15,7 @@ from pytest_retrieval_bench.report import svg
 from pytest_retrieval_bench.report.html_assets import SCRIPT, STYLE
 from pytest_retrieval_bench.report.html_parts import (count_text, esc, group_order, html_table, interval_text, metric_order, num, p_text,
                                                        report_arms, report_limit, select_box, signed, td_arm, td_num)
+from pytest_retrieval_bench.report.html_gate import rules_block
 from pytest_retrieval_bench.report.html_samples import ranks_section, samples_section, value_html
 from pytest_retrieval_bench.scoring.verdicts import BETTER, NOT_DISTINGUISHABLE, TOO_FEW, WORSE, holm, verdict_of
 
@@ -205,25 +206,11 @@ def _forest_plot(entries: dict[str, Any], results: Sequence[tuple[str, str, dict
 # -- against a baseline ----------------------------------------------------------------------------
 
 
-RULE_HEADERS = ["rule", "arm", "group", "metric", "threshold", "n", "mean difference", "bootstrap 95%", "significant", "verdict"]
-
-
-def _rule_row(rule: dict[str, Any]) -> list[str]:
-    """One gate rule result as the report states it (verdict pass / fail)."""
-    verdict_css = "good" if rule.get("verdict") == "pass" else "bad"
-    return [f"<code>{esc(rule.get('rule'))}</code>", td_arm(rule.get("arm")), esc(rule.get("group")), esc(rule.get("metric")),
-            td_num(signed(rule.get("threshold"))), td_num(count_text(rule.get("n"))), td_num(signed(rule.get("mean_difference"))),
-            interval_text(rule.get("bootstrap95"), sign=True), "yes" if rule.get("significant") else "no",
-            f'<td class="v {verdict_css}">{esc(rule.get("verdict"))}</td>']
-
-
 def _baseline_section(report: dict[str, Any]) -> str:
     baseline = report["baseline"]
     css, word = ("bad", "FAILED") if baseline.get("failed") else ("good", "passed")
-    rules = [_rule_row(rule) for rule in baseline.get("rules", [])]
-    parts = [f'<p class="status {css}">Gate: <strong>{word}</strong></p>',
-             '<p class="note">A rule fails when the lower bound of the bootstrap 95% interval of (run - baseline) is below its threshold.</p>',
-             html_table(RULE_HEADERS, rules, "rules") if rules else "<p>No gate rules were given.</p>"]
+
+    parts = [f'<p class="status {css}">Gate: <strong>{word}</strong></p>', rules_block(baseline)]
     for title, key in (("Samples only in this run", "only_in_run"), ("Samples only in the baseline", "only_in_baseline")):
         if baseline.get(key):
             parts.append(f"<p>{title}: " + ", ".join(f"<code>{esc(sample)}</code>" for sample in baseline[key]) + "</p>")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_retrieval_bench.report.gate_text import form_words, needed_note, new_arms_note
 from pytest_retrieval_bench.report.tables import PAIRED_NOTE, Table, arm_table, interval, number, paired_table
 
 REGRESSIONS_SHOWN = 25
@@ -59,9 +60,13 @@ def _baseline_lines(baseline: dict[str, Any] | None) -> list[str]:
         return []
     lines = ["", f"### Against the baseline: {'**FAILED**' if baseline['failed'] else 'passed'}", ""]
     if baseline["rules"]:
-        rows = [[rule["rule"], rule["arm"], str(rule["n"]), number(rule["mean_difference"]), interval(rule["bootstrap95"], sign=True),
+        rows = [[rule["rule"], rule["arm"], form_words(rule), str(rule["n"]), number(rule["mean_difference"]), interval(rule["bootstrap95"], sign=True),
                  rule["verdict"] + ("" if rule["significant"] else " (not significant)")] for rule in baseline["rules"]]
-        lines += pipe_table((["rule", "arm", "n", "mean", "bootstrap 95%", "verdict"], rows))
+        lines += pipe_table((["rule", "arm", "form", "n", "mean", "bootstrap 95%", "verdict"], rows))
+        notes = [f"- {escape(rule['rule'])} ({escape(rule['arm'])}): {escape(needed_note(rule))}" for rule in baseline["rules"] if needed_note(rule)]
+        lines += ["", *notes] if notes else []
+    if new_arms_note(baseline):
+        lines += ["", escape(new_arms_note(baseline))]
     for side, key in (("only in this run", "only_in_run"), ("only in the baseline", "only_in_baseline")):
         if baseline.get(key):
             lines += ["", f"Samples {side}: {', '.join(escape(sample) for sample in baseline[key])}"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from pytest_retrieval_bench.report.gate_text import form_words, needed_note, new_arms_note
 from pytest_retrieval_bench.scoring.metrics import cutoffs
 from pytest_retrieval_bench.scoring.verdicts import MIN_PAIRED
 
@@ -119,7 +120,12 @@ def report_lines(report: dict[str, Any], limit: int, groups: Sequence[str], base
             low_high = rule["bootstrap95"]
             bounds = f"[{low_high[0]:+.3f}, {low_high[1]:+.3f}]" if low_high else "[no data]"
             note = "" if rule["significant"] else ", not significant"
-            lines.append(f"  gate {rule['rule']} arm {rule['arm']}: mean {number(rule['mean_difference'])} {bounds} (n={rule['n']}{note}) -> {rule['verdict'].upper()}")
+            lines.append(f"  gate {rule['rule']} arm {rule['arm']} [{form_words(rule)}]: mean {signed(rule['mean_difference'])} {bounds} "
+                         f"(n={rule['n']}{note}) -> {rule['verdict'].upper()}")
+            if needed_note(rule):
+                lines.append(f"    {needed_note(rule)}")
+        if new_arms_note(baseline):
+            lines.append(f"  {new_arms_note(baseline)}")
         for side, key in (("only in this run", "only_in_run"), ("only in the baseline", "only_in_baseline")):
             if baseline.get(key):
                 lines.append(f"  samples {side}: {', '.join(baseline[key])}")
