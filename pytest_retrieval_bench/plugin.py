@@ -7,7 +7,6 @@ command line) every hook returns at once, so the plugin stays out of the way.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any, Generator
 
@@ -15,6 +14,7 @@ import orjson
 import pytest
 
 from pytest_retrieval_bench import hookspecs
+from pytest_retrieval_bench.corpus.remove_tree import remove_tree
 from pytest_retrieval_bench.bench.session import BenchSession
 from pytest_retrieval_bench.collect import RECORD_KEY, BenchFile, BenchItem
 from pytest_retrieval_bench.corpus.copies import make_base_directory
@@ -87,11 +87,11 @@ def pytest_configure(config: pytest.Config) -> None:
             config.stash[WORKER_PROBLEM_KEY] = str(error)
             return
         if owns:
-            shutil.rmtree(base, ignore_errors=True)
+            remove_tree(base, ignore_errors=True)
         raise
     except BaseException:
         if owns:
-            shutil.rmtree(base, ignore_errors=True)
+            remove_tree(base, ignore_errors=True)
         raise
     config.stash[SESSION_KEY] = bench
     if role != "worker":

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -18,6 +17,7 @@ from types import FrameType
 from typing import Callable
 
 from pytest_retrieval_bench.corpus.copy_files import check_copy
+from pytest_retrieval_bench.corpus.remove_tree import remove_tree
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.errors import SnapshotError
 
@@ -93,7 +93,7 @@ class PrivateCopies:
             check_copy(target, snapshot.copy_paths())
             _commit_once(target)
         except BaseException:
-            shutil.rmtree(target, ignore_errors=True)
+            remove_tree(target, ignore_errors=True)
             raise
         finally:
             self._pending.discard(target)
@@ -103,15 +103,15 @@ class PrivateCopies:
         self._handed_out.discard(key)
         path = self._copies.pop(key, None)
         if path is not None:
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree(path, ignore_errors=True)
 
     def cleanup(self) -> None:
         for key in list(self._copies):
             self.release(key)
         for target in list(self._pending):
-            shutil.rmtree(target, ignore_errors=True)
+            remove_tree(target, ignore_errors=True)
         if self.owned_root is not None:
-            shutil.rmtree(self.owned_root, ignore_errors=True)
+            remove_tree(self.owned_root, ignore_errors=True)
 
     def restore_signals(self) -> None:
         for signum, handler in self._previous.items():

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from pytest_retrieval_bench.corpus.snapshot import check_relative_path
+from pytest_retrieval_bench.corpus.remove_tree import remove_tree
 from pytest_retrieval_bench.errors import InputError, SnapshotError
 from pytest_retrieval_bench.samples.reader import iter_release_members
 
@@ -41,6 +42,6 @@ def unpack_release_corpus(archive: Path, digest: str, cache_dir: Path) -> list[P
         except InputError as error:
             raise SnapshotError(f"corpus error: {error}") from error
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            remove_tree(staging, ignore_errors=True)
     corpus_root = final / "corpus"
     return sorted(path for path in corpus_root.iterdir() if path.is_dir()) if corpus_root.is_dir() else []

@@ -27,10 +27,17 @@ def is_text(text: str) -> bool:
     return "\x00" not in text and (len(text) * 4 < MAX_TEXT_BYTES or len(text.encode("utf-8", errors="surrogatepass")) < MAX_TEXT_BYTES)
 
 
+MAX_PATH_DEPTH = 256
+"""Directory levels a snapshot path may have: far past any repository's, and every copy stays writable."""
+
+
 def check_relative_path(path: str) -> str | None:
     """Why a path may not be written inside a snapshot, or None when it is safe."""
     if not path:
         return "empty path"
+    depth = path.replace("\\", "/").count("/")
+    if depth > MAX_PATH_DEPTH:
+        return f"path {path[:60]!r}... is {depth} directories deep (at most {MAX_PATH_DEPTH})"
     if path.startswith("/") or (len(path) > 1 and path[1] == ":") or path.startswith("\\"):
         return f"absolute path {path!r}"
     if any(part == ".." for part in path.replace("\\", "/").split("/")):
