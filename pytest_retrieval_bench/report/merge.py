@@ -123,10 +123,10 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
     paths = reports_among(paths)
     if not paths:
         raise BenchError("--bench-summarize needs at least one report")
-    known = set(known_arms)
     reports = [(path, read_report(path)) for path in paths]
     for other in reports[1:]:
         _check_same_bench(reports[0], other)
+    _check_arms(reports, set(known_arms))
     missing_shards = _check_shards(reports, allow_partial)
     limit = reports[0][1]["registration"].get("limit")
     labels: dict[str, dict[str, Any]] = {}
@@ -164,8 +164,6 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
             if entry.get("skipped"):
                 records[(entry["id"], "")] = {"sample_id": entry["id"], "arm": "", "skipped": entry["skipped"]}
             for arm, record in entry.get("arms", {}).items():
-                if arm not in known:
-                    raise BenchError(f"{path}: sample {entry['id']} names arm {arm!r}, which this bench does not define (known: {', '.join(sorted(known))})")
                 key = f"{labels[entry['id']].get('repo')}@{labels[entry['id']].get('base_commit')}"
                 records[(entry["id"], arm)] = {**record, "sample_id": entry["id"], "arm": arm, "snapshot_sha256": snapshots.get(key)}
     if derive is not None:
@@ -187,6 +185,35 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
     if missing_shards:
         report["partial"] = {**(report["partial"] or {"not_run": []}), "missing_shards": missing_shards}
     return report
+
+
+def is_named(arm: str, names: Iterable[str]) -> bool:
+    """Whether `names` holds the arm, or the fixture arm it is a variant of (`fx` names `fx[1]`)."""
+    names = set(names)
+    return arm in names or (arm.endswith("]") and arm.partition("[")[0] in names)
+
+
+def _check_arms(reports: Sequence[tuple[Path, dict[str, Any]]], known: set[str]) -> None:
+    """Every arm the reports hold must be known, or recorded under one identity by every report holding
+    it: a recorded identity says what made the records as well as a declaration would. An arm held
+    without its identity, or recorded under two, is refused naming the reports; declaring it (making it
+    known) accepts it, the later report's records then replacing the earlier's as for any arm."""
+    recorded: dict[str, tuple[str, Path]] = {}
+    for path, report in reports:
+        registration = report["registration"]
+        identities = registration.get("arm_identities") or {}
+        held = set(registration.get("arms") or []) | {arm for entry in report["details"] for arm in entry.get("arms", {})}
+        for arm in sorted(held):
+            if is_named(arm, known):
+                continue
+            identity, declare = identities.get(arm), f"declare it (--arm {arm.partition('[')[0]} for retrieval-bench summarize)"
+            if not identity:
+                raise BenchError(f"{path}: arm {arm!r} is not one this bench defines (known: {', '.join(sorted(known))}) and the report "
+                                 f"does not record its identity; {declare}")
+            if arm in recorded and recorded[arm][0] != identity:
+                raise BenchError(f"arm {arm!r} is {recorded[arm][0]!r} in {recorded[arm][1]} but {identity!r} in {path}: the reports disagree "
+                                 f"on its version; merge reports of one version, or {declare} to let the later report's records replace the earlier's")
+            recorded.setdefault(arm, (identity, path))
 
 
 def _has_record(item: str, records: dict[tuple[str, str], dict[str, Any]]) -> bool:
