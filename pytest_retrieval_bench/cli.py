@@ -28,7 +28,8 @@ def _parser() -> argparse.ArgumentParser:
     summarize.add_argument("--baseline", type=Path, help="a baseline report to pair the merge with, as --bench-baseline does")
     summarize.add_argument("--gate", action="append", default=[], help="a gate rule, as --bench-gate (repeatable; needs --baseline)")
     summarize.add_argument("--fail-regressed", action="store_true", help="fail when any sample regressed against the baseline")
-    summarize.add_argument("--update-baseline", action="store_true", help="write the merge to the --baseline path (refused when partial or errored)")
+    summarize.add_argument("--update-baseline", action="store_true",
+                           help="write the merge to the --baseline path, keeping the baseline's other arms (refused when partial or errored)")
     summarize.add_argument("--markdown", type=Path, help="also write the Markdown summary here")
     summarize.add_argument("--html", type=Path, help="also write the HTML page here")
     summarize.add_argument("--allow-partial", action="store_true", help="merge an incomplete or duplicated set of shards, marked partial")

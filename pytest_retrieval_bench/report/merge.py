@@ -45,16 +45,22 @@ def _corpus_digests(registration: dict[str, Any]) -> list[Any]:
                   for entry in registration.get("corpus", []))
 
 
-def _check_same_bench(first: tuple[Path, dict[str, Any]], other: tuple[Path, dict[str, Any]]) -> None:
-    (first_path, first_report), (path, report) = first, other
-    a, b = first_report["registration"], report["registration"]
-    checks = [("samples sha256", samples_digests(first_report), samples_digests(report)), ("corpus digests", _corpus_digests(a), _corpus_digests(b)),
+def bench_difference(first: dict[str, Any], other: dict[str, Any]) -> tuple[str, Any, Any] | None:
+    """The first registration field in which two reports' benches differ, with both values (None: the same bench)."""
+    a, b = first["registration"], other["registration"]
+    checks = [("samples sha256", samples_digests(first), samples_digests(other)), ("corpus digests", _corpus_digests(a), _corpus_digests(b)),
               ("snapshots", sorted(a.get("snapshots") or {}), sorted(b.get("snapshots") or {}))]
     checks += [(name, a.get(name), b.get(name)) for name in SAME_FIELDS]
-    for name, mine, theirs in checks:
-        if mine != theirs:
-            raise BenchError(f"{path} and {first_path} are not over the same bench: registration field {name!r} differs "
-                             f"({theirs!r} vs {mine!r}); reports of different benches cannot be merged")
+    return next(((name, mine, theirs) for name, mine, theirs in checks if mine != theirs), None)
+
+
+def _check_same_bench(first: tuple[Path, dict[str, Any]], other: tuple[Path, dict[str, Any]]) -> None:
+    (first_path, first_report), (path, report) = first, other
+    difference = bench_difference(first_report, report)
+    if difference is not None:
+        name, mine, theirs = difference
+        raise BenchError(f"{path} and {first_path} are not over the same bench: registration field {name!r} differs "
+                         f"({theirs!r} vs {mine!r}); reports of different benches cannot be merged")
 
 
 def _check_shards(reports: Sequence[tuple[Path, dict[str, Any]]], allow_partial: bool) -> list[int]:
