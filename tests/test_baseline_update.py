@@ -62,17 +62,23 @@ def _sections(report: dict) -> dict:
 
 
 @pytest.fixture
-def week_one(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The baseline every arm made, created by an update (every arm is new to it)."""
+def created(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, pytest.RunResult]:
+    """The baseline every arm made, created by an update (every arm is new to it), and that run."""
     pytester.makeconftest(CONFTEST)
     path = pytester.path / "baseline.json"
     result = _run(pytester, monkeypatch, "same", ALL_ARMS, f"--bench-baseline={path}", "--bench-update-baseline")
     assert result.ret == 0, result.stdout.str()
-    result.stdout.fnmatch_lines([f"baseline updated: {path} (added grep, mine, fx[1], fx[2])"])
-    return path
+    return path, result
 
 
-def test_an_update_of_one_arm_replaces_it_and_keeps_the_others(pytester, monkeypatch, week_one):
+@pytest.fixture
+def week_one(created: tuple[Path, pytest.RunResult]) -> Path:
+    return created[0]
+
+
+def test_an_update_of_one_arm_replaces_it_and_keeps_the_others(pytester, monkeypatch, created):
+    week_one, creation = created
+    creation.stdout.fnmatch_lines([f"baseline updated: {week_one} (added grep, mine, fx[1], fx[2])"])
     before = json.loads(week_one.read_text())
     result = _run(pytester, monkeypatch, "worse", "--bench-arms=mine", f"--bench-baseline={week_one}", "--bench-update-baseline")
     assert result.ret == 0, result.stdout.str()
