@@ -17,7 +17,7 @@ SAMPLES = TESTDATA / "release" / "benchmark" / "synthetic_v1" / "samples.jsonl"
 CORPUS = TESTDATA / "release" / "corpus" / "synthetic_v1"
 USAGE_ERROR = 4
 
-# "mine": grep, its ranking cut by MODE (to change an arm between runs); "fx": a parametrized fixture arm.
+# "mine": grep, its ranking cut by MODE (to change an arm between runs); "fx": a parametrized fixture arm (its version FXID).
 CONFTEST = '''
 import os
 
@@ -39,7 +39,7 @@ def pytest_retrieval_bench_arms(config):
     return [Mine()]
 
 
-@pytest_retrieval_bench.arm("fx")
+@pytest_retrieval_bench.arm("fx", identity=os.environ.get("FXID"))
 @pytest.mark.parametrize("cut", [1, 2])
 def fx(bench_request, cut):
     return GrepArm().retrieve(bench_request).ranking[cut:]
@@ -140,3 +140,21 @@ def test_an_arm_new_to_the_baseline_is_added(pytester, monkeypatch, week_one):
     assert set(written["summary"]["all"]) == _arms(written) == {"grep", "bm25:all", "mine", "fx[1]", "fx[2]"}
     assert set(written["paired"]["all"]) == {"bm25:all vs grep", "mine vs grep", "fx[1] vs grep", "fx[2] vs grep"}
     assert [entry["path"] for entry in written["registration"]["merged_from"]] == [str(week_one), "run.json"]
+
+
+def test_a_kept_fusion_of_a_changed_arm_is_refused(pytester, monkeypatch):
+    """A fusion's records are made of its components': kept while a component changes, they would lie."""
+    pytester.makeconftest(CONFTEST)
+    path = pytester.path / "baseline.json"
+    monkeypatch.setenv("FXID", "fx-v1")
+    fuse = "--bench-fuse=rrf=grep,fx[1]"
+    assert _run(pytester, monkeypatch, "same", "--bench-arms=grep,fx", fuse, f"--bench-baseline={path}", "--bench-update-baseline").ret == 0
+    before = path.read_bytes()
+    monkeypatch.setenv("FXID", "fx-v2")
+    refused = _run(pytester, monkeypatch, "same", "--bench-arms=fx", f"--bench-baseline={path}", "--bench-update-baseline")
+    assert refused.ret == USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*would keep its fused arm 'rrf', computed from the earlier version of fx[[]1[]], which this run changes*"])
+    assert path.read_bytes() == before
+    with_fusion = _run(pytester, monkeypatch, "same", "--bench-arms=fx", fuse, f"--bench-baseline={path}", "--bench-update-baseline")
+    assert with_fusion.ret == 0, with_fusion.stdout.str() + with_fusion.stderr.str()
+    with_fusion.stdout.fnmatch_lines([f"baseline updated: {path} (replaced fx[1], fx[2], rrf; kept grep)"])

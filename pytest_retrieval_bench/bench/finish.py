@@ -71,7 +71,7 @@ def load_baseline(path: Path | None, update_baseline: bool, registration: dict[s
 
 def publish(report: dict[str, Any], outputs: Outputs, baseline: dict[str, Any] | None, rules: Sequence[GateRule],
             *, regressions_fail_items: bool = True, capture_failure: str | None = None,
-            registration_failure: str | None = None, paired_against: Sequence[str] = ()) -> Publication:
+            registration_failure: str | None = None, paired_against: Sequence[str]) -> Publication:
     """Gate the report against the baseline, then write it, its Markdown and HTML, and the baseline.
 
     `regressions_fail_items`: in a run each regressed item already failed; a merge has no items,

@@ -47,7 +47,8 @@ def changes_of(baseline: dict[str, Any] | None, run_arms: Sequence[str]) -> Base
 
 
 def check_update(baseline: dict[str, Any], registration: dict[str, Any], run_arms: Sequence[str]) -> None:
-    """Before any arm runs: an update that keeps some of the baseline's arms needs the same bench."""
+    """Before any arm runs: an update that keeps some of the baseline's arms needs the same bench, and
+    no kept fusion may fuse a component this run changes (its records would describe the old one)."""
     kept = changes_of(baseline, run_arms).kept
     difference = bench_difference(baseline, {"registration": registration}) if kept else None
     if difference is not None:
@@ -55,6 +56,14 @@ def check_update(baseline: dict[str, Any], registration: dict[str, Any], run_arm
         raise BenchError(f"updating the baseline would keep its arm(s) {', '.join(kept)}, but it is not over this "
                          f"run's bench: registration field {name!r} differs ({before!r} vs this run's {now!r}); run those arms too "
                          "to replace the baseline whole, or write a new baseline path")
+    before, now = baseline["registration"].get("arm_identities") or {}, registration.get("arm_identities") or {}
+    changed = [arm for arm in run_arms if before.get(arm) and now.get(arm) and before[arm] != now[arm]]
+    for fusion in kept:  # a fusion's identity names each component's: `fusion:...:grep*1<builtin:grep:...>`
+        identity = before.get(fusion, "")
+        stale = [arm for arm in changed if identity.startswith("fusion:") and f"{arm}*" in identity and f"<{before[arm]}>" in identity]
+        if stale:
+            raise BenchError(f"updating the baseline would keep its fused arm {fusion!r}, computed from the earlier version of "
+                             f"{', '.join(stale)}, which this run changes; run {fusion!r} too (--bench-fuse)")
 
 
 def updated_baseline(baseline: dict[str, Any], baseline_path: str, run: dict[str, Any], run_path: str,
