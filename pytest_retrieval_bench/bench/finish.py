@@ -135,7 +135,11 @@ def _update_baseline(result: Publication, outputs: Outputs, baseline: dict[str, 
     else:
         data, changes = result.report_bytes or b"", changes_of(None, arms_of(result.report))
         if baseline is not None:  # merged from the report as written, as every merge is
-            written, changes = updated_baseline(baseline, str(path), orjson.loads(data), str(outputs.report or "this run"), paired_against)
+            try:
+                written, changes = updated_baseline(baseline, str(path), orjson.loads(data), str(outputs.report or "this run"), paired_against)
+            except BenchError as error:  # checked before any arm ran too: only a baseline edited meanwhile gets here
+                result.failures.append(f"--bench-update-baseline refused: {error}; the baseline was not changed")
+                return
             data = canonical_json(written) if changes.kept else data
         failures = len(result.failures)
         _write(result, path, data, "the baseline")

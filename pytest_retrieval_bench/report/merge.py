@@ -6,8 +6,9 @@ field that differs is refused. Seed 000's rule holds: a later report's arm of a 
 earlier one's, but one arm is never made of records from two versions (identities): a later run
 of a changed arm must cover every sample the earlier one did. Shards (`--bench-shard`) must come
 from one partition and be complete and distinct, unless partial results are allowed, which are
-then marked partial. The merged registration is the inputs' common one with every input's
-registration kept under `merged_from`.
+then marked partial. An arm must be known (declared) or recorded by every report holding it under
+one identity, which says what made its records as well as a declaration would. The merged
+registration is the inputs' common one with every input's registration kept under `merged_from`.
 """
 
 from __future__ import annotations
