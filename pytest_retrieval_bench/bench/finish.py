@@ -137,7 +137,7 @@ def _update_baseline(result: Publication, outputs: Outputs, baseline: dict[str, 
         if baseline is not None:  # merged from the report as written, as every merge is
             try:
                 written, changes = updated_baseline(baseline, str(path), orjson.loads(data), str(outputs.report or "this run"), paired_against)
-            except BenchError as error:  # checked before any arm ran too: only a baseline edited meanwhile gets here
+            except BenchError as error:  # load_baseline checked this before any arm ran; a guard, never a crash
                 result.failures.append(f"--bench-update-baseline refused: {error}; the baseline was not changed")
                 return
             data = canonical_json(written) if changes.kept else data
