@@ -21,12 +21,15 @@ def _parser() -> argparse.ArgumentParser:
     summarize = commands.add_parser("summarize", help="merge reports by sample id and rebuild every summary section")
     summarize.add_argument("reports", nargs="+", type=Path)
     summarize.add_argument("--output", "-o", type=Path, required=True)
-    summarize.add_argument("--arm", action="append", default=[], help="a non-built-in arm name the reports may contain (repeatable)")
+    summarize.add_argument("--arm", action="append", default=[],
+                           help="a non-built-in arm the reports may hold without recording one identity for it; a fixture arm's name "
+                                "selects all its variants (repeatable; arms every report records under one identity need none)")
     summarize.add_argument("--baseline-arms", default=",".join(REFERENCE_ARMS))
     summarize.add_argument("--baseline", type=Path, help="a baseline report to pair the merge with, as --bench-baseline does")
     summarize.add_argument("--gate", action="append", default=[], help="a gate rule, as --bench-gate (repeatable; needs --baseline)")
     summarize.add_argument("--fail-regressed", action="store_true", help="fail when any sample regressed against the baseline")
-    summarize.add_argument("--update-baseline", action="store_true", help="write the merge to the --baseline path (refused when partial or errored)")
+    summarize.add_argument("--update-baseline", action="store_true",
+                           help="write the merge to the --baseline path, keeping the baseline's other arms (refused when partial or errored)")
     summarize.add_argument("--markdown", type=Path, help="also write the Markdown summary here")
     summarize.add_argument("--html", type=Path, help="also write the HTML page here")
     summarize.add_argument("--allow-partial", action="store_true", help="merge an incomplete or duplicated set of shards, marked partial")

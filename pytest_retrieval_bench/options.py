@@ -45,7 +45,8 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
                          "interval of run - baseline: noninferior (the default) fails unless its lower bound is >= THRESHOLD, "
                          "noregression fails only when its upper bound is below THRESHOLD (repeatable)."),
     ("fail-regressed", "flag", "Fail each item whose sample regressed against the baseline (a hit became a miss, a rank fell)."),
-    ("update-baseline", "flag", "Write this run's report to the --bench-baseline path (refused when an arm errored)."),
+    ("update-baseline", "flag", "Write this run to the --bench-baseline path: its arms replace the baseline's, whose other arms are kept "
+                                "(refused when an arm errored or the run is partial)."),
     ("markdown", "path", "Write the summary, paired and baseline tables as GitHub-flavoured Markdown here."),
     ("html", "path", "Write the report as one self-contained HTML page here (plots, tables, per-sample view; opens offline)."),
     ("table", "list", "Summary groups printed in the terminal: all, task, stratum, repo, fold, or exact group names (default: all)."),

@@ -133,7 +133,7 @@ def summary_lines(bench: "BenchSession") -> list[tuple[str, dict[str, bool]]]:
     for failure in bench.failures:
         lines.append((f"retrieval-bench: {failure}", {"red": True, "bold": True}))
     if bench.updated_baseline:
-        lines.append((f"baseline updated: {bench.settings.baseline}", {}))
+        lines.append((f"baseline updated: {bench.settings.baseline} ({bench.updated_baseline})", {}))
     report = bench.report or {}
     if report.get("missing"):
         lines.append((f"samples with no record: {', '.join(report['missing'])}", {}))

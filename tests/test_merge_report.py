@@ -85,8 +85,11 @@ def test_a_later_report_replaces_an_arm(runs, tmp_path):
 
 def test_merge_refusals(runs, tmp_path):
     tmp, _, _ = runs
-    with pytest.raises(BenchError, match="does not define"):
-        merge_reports([tmp / "lexical.json", tmp / "reference.json"], ["grep", "bm25:all"], ["grep"])
+    unrecorded = json.loads((tmp / "reference.json").read_text())
+    unrecorded["registration"]["arm_identities"] = {}
+    (tmp_path / "unrecorded.json").write_text(json.dumps(unrecorded))
+    with pytest.raises(BenchError, match="arm 'arb-bm25' is not one this bench defines .* does not record its identity"):
+        merge_reports([tmp / "lexical.json", tmp_path / "unrecorded.json"], ["grep", "bm25:all"], ["grep"])
     other = json.loads((tmp / "lexical.json").read_text())
     other["registration"]["samples"][0]["sha256"] = "0" * 64
     path = tmp_path / "other.json"
@@ -107,8 +110,11 @@ def test_console_script_and_pytest_option_agree(runs, tmp_path):
                              f"--rootdir={tmp_path}"], cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "cli.json").read_bytes() == (tmp_path / "plugin.json").read_bytes()
-    renamed = (tmp / "reference.json").read_text().replace('"arb-bm25"', '"mine"')
-    (tmp_path / "mine.json").write_text(renamed)
+    renamed = json.loads((tmp / "reference.json").read_text().replace('"arb-bm25"', '"mine"'))
+    (tmp_path / "mine.json").write_text(json.dumps(renamed))
+    assert cli_main(["summarize", str(tmp_path / "mine.json"), "--output", str(tmp_path / "x.json")]) == 0  # its identity is recorded
+    renamed["registration"]["arm_identities"] = {}
+    (tmp_path / "mine.json").write_text(json.dumps(renamed))
     assert cli_main(["summarize", str(tmp_path / "mine.json"), "--output", str(tmp_path / "x.json")]) == 2
     assert cli_main(["summarize", str(tmp_path / "mine.json"), "--output", str(tmp_path / "x.json"), "--arm", "mine"]) == 0
 

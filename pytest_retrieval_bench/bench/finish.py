@@ -40,7 +40,8 @@ class Publication:
     report: dict[str, Any]
     report_bytes: bytes | None = None
     failures: list[str] = field(default_factory=list)
-    updated_baseline: bool = False
+    updated_baseline: str = ""
+    """When the baseline was written: what changed in it (`replaced grep; added mine; kept fx[1]`)."""
     report_path: Path | None = None
     """Where the report was written: `Outputs.report`, or beside it for a partial run (`report_destination`)."""
     notes: list[str] = field(default_factory=list)
@@ -50,16 +51,24 @@ def load_baseline(path: Path | None, update_baseline: bool, registration: dict[s
                   rules: Sequence[GateRule]) -> dict[str, Any] | None:
     """The baseline a run or a merge is paired with, checked against it (BenchError naming the path).
 
-    None without one, and when --bench-update-baseline is about to create it.
+    None without one, and when --bench-update-baseline is about to create it. An update is checked
+    here too, before any arm runs: a shard's report is never a baseline, and the baseline's arms it
+    keeps must be over this run's bench.
     """
+    from pytest_retrieval_bench.report.baseline_update import check_update
     from pytest_retrieval_bench.report.gate import check_compatible
     from pytest_retrieval_bench.report.merge import read_report
 
+    if path is not None and update_baseline and registration.get("shard"):
+        raise BenchError(f"{path}: --bench-update-baseline with --bench-shard: a shard's report holds only its own snapshots; update "
+                         "the baseline from the merge of every shard (retrieval-bench summarize shard-*.json --baseline ... --update-baseline)")
     if path is None or (update_baseline and not path.exists()):
         return None
     try:
         baseline = read_report(path)
         check_compatible(registration, baseline, arms, rules)
+        if update_baseline:
+            check_update(baseline, registration, arms)
     except BenchError as error:
         raise BenchError(f"{path}: {error}") from error
     return baseline
@@ -67,11 +76,12 @@ def load_baseline(path: Path | None, update_baseline: bool, registration: dict[s
 
 def publish(report: dict[str, Any], outputs: Outputs, baseline: dict[str, Any] | None, rules: Sequence[GateRule],
             *, regressions_fail_items: bool = True, capture_failure: str | None = None,
-            registration_failure: str | None = None) -> Publication:
+            registration_failure: str | None = None, paired_against: Sequence[str]) -> Publication:
     """Gate the report against the baseline, then write it, its Markdown and HTML, and the baseline.
 
     `regressions_fail_items`: in a run each regressed item already failed; a merge has no items,
-    so with --bench-fail-regressed its regressions fail the merge as a whole.
+    so with --bench-fail-regressed its regressions fail the merge as a whole. `paired_against`:
+    the run's baseline arms, which an updated baseline keeping other arms rebuilds `paired` with.
     """
     result = Publication(report)
     if baseline is not None:
@@ -102,7 +112,7 @@ def publish(report: dict[str, Any], outputs: Outputs, baseline: dict[str, Any] |
 
         _write(result, outputs.html, render_html(orjson.loads(result.report_bytes)).encode("utf-8"), "the HTML page")
     if outputs.update_baseline and outputs.baseline is not None:
-        _update_baseline(result, outputs.baseline)
+        _update_baseline(result, outputs, baseline, paired_against)
     return result
 
 
@@ -116,8 +126,13 @@ def _write(result: Publication, path: Path | None, data: bytes, what: str) -> No
         result.failures.append(f"cannot write {what} to {path}: {error.strerror or error}")
 
 
-def _update_baseline(result: Publication, path: Path) -> None:
-    """Only a complete, error-free report may become the baseline every later run is gated on."""
+def _update_baseline(result: Publication, outputs: Outputs, baseline: dict[str, Any] | None, paired_against: Sequence[str]) -> None:
+    """Only a complete, error-free report may become the baseline every later run is gated on; the
+    baseline's arms it did not run are kept (report/baseline_update.py)."""
+    from pytest_retrieval_bench.report.baseline_update import arms_of, changes_of, updated_baseline
+
+    path = outputs.baseline
+    assert path is not None
     errors = sum(1 for entry in result.report["details"] for record in entry["arms"].values() if record.get("error"))
     absent = result.report.get("partial") or {}
     if errors:
@@ -126,8 +141,18 @@ def _update_baseline(result: Publication, path: Path) -> None:
         result.failures.append(f"--bench-update-baseline refused: {len(absent.get('not_run', []))} selected sample x arm item(s) did not run "
                                f"(deselected with -k, stopped early, interrupted or a shard missing); the baseline was not changed")
     else:
-        _write(result, path, result.report_bytes or b"", "the baseline")
-        result.updated_baseline = not result.failures
+        data, changes = result.report_bytes or b"", changes_of(None, arms_of(result.report))
+        if baseline is not None:  # merged from the report as written, as every merge is
+            try:
+                written, changes = updated_baseline(baseline, str(path), orjson.loads(data), str(outputs.report or "this run"), paired_against)
+            except BenchError as error:  # load_baseline checked this before any arm ran; a guard, never a crash
+                result.failures.append(f"--bench-update-baseline refused: {error}; the baseline was not changed")
+                return
+            data = canonical_json(written) if changes.kept else data
+        failures = len(result.failures)
+        _write(result, path, data, "the baseline")
+        if len(result.failures) == failures:
+            result.updated_baseline = changes.describe()
 
 
 OFFLINE = ":offline"
@@ -189,7 +214,7 @@ def summarize(paths: Sequence[Path], known_arms: Sequence[str], baselines: Seque
         baseline = load_baseline(outputs.baseline, outputs.update_baseline, report["registration"], report["registration"]["arms"], rules)
     except BenchError as error:
         raise BenchError(f"baseline {error}") from error
-    published = publish(report, outputs, baseline, rules, regressions_fail_items=False)
+    published = publish(report, outputs, baseline, rules, regressions_fail_items=False, paired_against=baselines)
     lines = report_lines(report, outputs.limit, table_groups, outputs.baseline)
     partial = report.get("partial")
     if partial:
@@ -197,7 +222,7 @@ def summarize(paths: Sequence[Path], known_arms: Sequence[str], baselines: Seque
                      + (f", shard(s) {partial['missing_shards']} missing" if partial.get("missing_shards") else ""))
     lines += [f"retrieval-bench: {failure}" for failure in published.failures]
     if published.updated_baseline:
-        lines.append(f"baseline updated: {outputs.baseline}")
+        lines.append(f"baseline updated: {outputs.baseline} ({published.updated_baseline})")
     lines += [f"retrieval-bench: {note}" for note in published.notes]
     if published.report_bytes is not None and published.report_path is not None and not published.failures:
         lines.append(f"retrieval-bench: merged {len(report['registration'].get('merged_from') or reports_among(paths))} reports into {published.report_path}")

@@ -107,7 +107,7 @@ class BenchSession:
         self._costs: dict[str, int] = {}
         self.report: dict[str, Any] | None = None
         self.report_bytes: bytes | None = None
-        self.updated_baseline = False
+        self.updated_baseline = ""  # what an update changed in the baseline, once written
         self.report_path: Path | None = None
         self.report_notes: list[str] = []
         self.capture: CaptureWriter | None = None
@@ -485,7 +485,7 @@ class BenchSession:
             self.capture.close()
             capture_failure = self.capture.failure_reason if self.capture.failed else None
         published = publish(self.report, outputs_of(self.settings), self.baseline, self.rules, capture_failure=capture_failure,
-                            registration_failure=self._registration_drift())
+                            registration_failure=self._registration_drift(), paired_against=self.baselines)
         self.report_bytes, self.updated_baseline = published.report_bytes, published.updated_baseline
         self.report_path, self.report_notes = published.report_path, published.notes
         self.failures.extend(published.failures)

@@ -6,8 +6,9 @@ field that differs is refused. Seed 000's rule holds: a later report's arm of a 
 earlier one's, but one arm is never made of records from two versions (identities): a later run
 of a changed arm must cover every sample the earlier one did. Shards (`--bench-shard`) must come
 from one partition and be complete and distinct, unless partial results are allowed, which are
-then marked partial. The merged registration is the inputs' common one with every input's
-registration kept under `merged_from`.
+then marked partial. An arm must be known (declared) or recorded by every report holding it under
+one identity, which says what made its records as well as a declaration would. The merged
+registration is the inputs' common one with every input's registration kept under `merged_from`.
 """
 
 from __future__ import annotations
@@ -45,16 +46,22 @@ def _corpus_digests(registration: dict[str, Any]) -> list[Any]:
                   for entry in registration.get("corpus", []))
 
 
-def _check_same_bench(first: tuple[Path, dict[str, Any]], other: tuple[Path, dict[str, Any]]) -> None:
-    (first_path, first_report), (path, report) = first, other
-    a, b = first_report["registration"], report["registration"]
-    checks = [("samples sha256", samples_digests(first_report), samples_digests(report)), ("corpus digests", _corpus_digests(a), _corpus_digests(b)),
+def bench_difference(first: dict[str, Any], other: dict[str, Any]) -> tuple[str, Any, Any] | None:
+    """The first registration field in which two reports' benches differ, with both values (None: the same bench)."""
+    a, b = first["registration"], other["registration"]
+    checks = [("samples sha256", samples_digests(first), samples_digests(other)), ("corpus digests", _corpus_digests(a), _corpus_digests(b)),
               ("snapshots", sorted(a.get("snapshots") or {}), sorted(b.get("snapshots") or {}))]
     checks += [(name, a.get(name), b.get(name)) for name in SAME_FIELDS]
-    for name, mine, theirs in checks:
-        if mine != theirs:
-            raise BenchError(f"{path} and {first_path} are not over the same bench: registration field {name!r} differs "
-                             f"({theirs!r} vs {mine!r}); reports of different benches cannot be merged")
+    return next(((name, mine, theirs) for name, mine, theirs in checks if mine != theirs), None)
+
+
+def _check_same_bench(first: tuple[Path, dict[str, Any]], other: tuple[Path, dict[str, Any]]) -> None:
+    (first_path, first_report), (path, report) = first, other
+    difference = bench_difference(first_report, report)
+    if difference is not None:
+        name, mine, theirs = difference
+        raise BenchError(f"{path} and {first_path} are not over the same bench: registration field {name!r} differs "
+                         f"({theirs!r} vs {mine!r}); reports of different benches cannot be merged")
 
 
 def _check_shards(reports: Sequence[tuple[Path, dict[str, Any]]], allow_partial: bool) -> list[int]:
@@ -123,10 +130,10 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
     paths = reports_among(paths)
     if not paths:
         raise BenchError("--bench-summarize needs at least one report")
-    known = set(known_arms)
     reports = [(path, read_report(path)) for path in paths]
     for other in reports[1:]:
         _check_same_bench(reports[0], other)
+    _check_arms(reports, set(known_arms))
     missing_shards = _check_shards(reports, allow_partial)
     limit = reports[0][1]["registration"].get("limit")
     labels: dict[str, dict[str, Any]] = {}
@@ -164,8 +171,6 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
             if entry.get("skipped"):
                 records[(entry["id"], "")] = {"sample_id": entry["id"], "arm": "", "skipped": entry["skipped"]}
             for arm, record in entry.get("arms", {}).items():
-                if arm not in known:
-                    raise BenchError(f"{path}: sample {entry['id']} names arm {arm!r}, which this bench does not define (known: {', '.join(sorted(known))})")
                 key = f"{labels[entry['id']].get('repo')}@{labels[entry['id']].get('base_commit')}"
                 records[(entry["id"], arm)] = {**record, "sample_id": entry["id"], "arm": arm, "snapshot_sha256": snapshots.get(key)}
     if derive is not None:
@@ -187,6 +192,35 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
     if missing_shards:
         report["partial"] = {**(report["partial"] or {"not_run": []}), "missing_shards": missing_shards}
     return report
+
+
+def is_named(arm: str, names: Iterable[str]) -> bool:
+    """Whether `names` holds the arm, or the fixture arm it is a variant of (`fx` names `fx[1]`)."""
+    names = set(names)
+    return arm in names or (arm.endswith("]") and arm.partition("[")[0] in names)
+
+
+def _check_arms(reports: Sequence[tuple[Path, dict[str, Any]]], known: set[str]) -> None:
+    """Every arm the reports hold must be known, or recorded under one identity by every report holding
+    it: a recorded identity says what made the records as well as a declaration would. An arm held
+    without its identity, or recorded under two, is refused naming the reports; declaring it (making it
+    known) accepts it, the later report's records then replacing the earlier's as for any arm."""
+    recorded: dict[str, tuple[str, Path]] = {}
+    for path, report in reports:
+        registration = report["registration"]
+        identities = registration.get("arm_identities") or {}
+        held = set(registration.get("arms") or []) | {arm for entry in report["details"] for arm in entry.get("arms", {})}
+        for arm in sorted(held):
+            if is_named(arm, known):
+                continue
+            identity, declare = identities.get(arm), f"declare it (--arm {arm.partition('[')[0]} for retrieval-bench summarize)"
+            if not identity:
+                raise BenchError(f"{path}: arm {arm!r} is not one this bench defines (known: {', '.join(sorted(known))}) and the report "
+                                 f"does not record its identity; {declare}")
+            if arm in recorded and recorded[arm][0] != identity:
+                raise BenchError(f"arm {arm!r} is {recorded[arm][0]!r} in {recorded[arm][1]} but {identity!r} in {path}: the reports disagree "
+                                 f"on its version; merge reports of one version, or {declare} to let the later report's records replace the earlier's")
+            recorded.setdefault(arm, (identity, path))
 
 
 def _has_record(item: str, records: dict[tuple[str, str], dict[str, Any]]) -> bool:
