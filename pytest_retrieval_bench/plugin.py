@@ -16,6 +16,7 @@ import pytest
 
 from pytest_retrieval_bench import hookspecs
 from pytest_retrieval_bench.bench.session import BenchSession
+from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
 from pytest_retrieval_bench.collect import RECORD_KEY, BenchFile, BenchItem
 from pytest_retrieval_bench.corpus.copies import make_base_directory
 from pytest_retrieval_bench.fixtures import SESSION_KEY, bench_request, bench_samples, bench_session, bench_snapshot, bench_snapshots
@@ -187,6 +188,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.retrieval_bench_record = {"sample_id": item.sample.id, "arm": item.arm_name, "skipped": item.sample.skip_reason}
     if call.when == "setup":
         report.retrieval_bench_setup = item.bench.store.drain_events()
+        snapshot_checks(item.config).attach(report)
     return report
 
 
@@ -206,6 +208,7 @@ class RecordCollector:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.bench.snapshot_setups.extend(getattr(report, "retrieval_bench_setup", None) or ())
+        snapshot_checks(self.bench.config).receive(report)
         record = getattr(report, "retrieval_bench_record", None)
         if record is not None:
             self.bench.add_record(record)

@@ -3,6 +3,7 @@ the version, help and install lines agree with the README."""
 
 from __future__ import annotations
 
+import json
 import re
 from importlib.metadata import version
 from pathlib import Path
@@ -91,3 +92,69 @@ def test_install_lines_name_a_git_url_and_a_wheel(doc):
     assert re.search(rf"pip install 'dist/{re.escape(wheel)}\[([a-z-]+)\]'", text)
     if doc == "docs/ci.md":  # its jobs install from the checkout they run in, and say so
         assert "run inside this project's own checkout" in text and "pip install -e '.[xdist]'" in text
+
+
+# -- snapshots that cannot be scored as their samples expect --------------------------------------
+
+COMMIT = "c" * 40
+
+
+def _arb_row(sample_id: str, repo: str, gold: str) -> dict:
+    return {"id": sample_id, "task_type": "code2test", "repo": repo, "base_commit": COMMIT,
+            "query": {"pr_title": "Fix the widget parser", "changed_file": "src/widget.py"}, "gold": {"related_tests": [gold]}, "metadata": {}}
+
+
+@pytest.fixture
+def unscorable(pytester):
+    """acme/full holds a gold file of s1 but not s2's; acme/empty holds only a binary file (s3's gold)."""
+    full, empty = pytester.path / "full", pytester.path / "empty"
+    (full / "tests").mkdir(parents=True)
+    (full / "src").mkdir()
+    (full / "tests" / "test_widget.py").write_text("def test_widget_parser():\n    pass\n")
+    (full / "src" / "widget.py").write_text("def parse_widget(text):\n    return text\n")
+    empty.mkdir()
+    (empty / "blob.bin").write_bytes(b"\x00\x01widget\x00")
+    rows = [_arb_row("s1", "acme/full", "tests/test_widget.py"), _arb_row("s2", "acme/full", "tests/test_gone.py"),
+            _arb_row("s3", "acme/empty", "blob.bin")]
+    (pytester.path / "samples.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    expected = [{"kind": "empty_snapshot", "snapshot": f"acme/empty@{COMMIT}"},
+                {"kind": "gold_not_in_snapshot", "sample": "s2", "path": "tests/test_gone.py", "snapshot": f"acme/full@{COMMIT}"}]
+    args = ["--bench-samples=samples.jsonl", f"--bench-snapshot=acme/full@{COMMIT}={full}", f"--bench-snapshot=acme/empty@{COMMIT}={empty}",
+            "--bench-arms=grep,bm25:all", "-p", "no:cacheprovider"]
+    return args, expected
+
+
+def test_unscorable_snapshots_warn_once_each_and_are_listed_in_the_report(pytester, unscorable):
+    args, expected = unscorable
+    result = pytester.runpytest(*args, "--bench-report=out.json", "--bench-html=page.html")
+    assert result.ret == 0, result.stdout.str()
+    result.assert_outcomes(passed=6, warnings=2)  # scored as before: 3 samples x 2 arms, every item passes (hit or miss)
+    output = result.stdout.str()
+    assert output.count(f"SnapshotProblemWarning: snapshot acme/full@{COMMIT}: 1 gold file(s)") == 1
+    assert "s2: tests/test_gone.py" in output
+    assert output.count(f"SnapshotProblemWarning: snapshot acme/empty@{COMMIT}: it has no text file") == 1
+    report = json.loads((pytester.path / "out.json").read_text())
+    assert report["snapshot_problems"] == expected
+    assert report["problems"] == [] and "invalid_row" not in report["skipped"]
+    s2 = next(entry for entry in report["details"] if entry["id"] == "s2")
+    assert all(record["rank_of_first_gold"] is None and not record["error"] for record in s2["arms"].values())
+    page = (pytester.path / "page.html").read_text()
+    assert 'id="snapshot-problems-banner"' in page and "tests/test_gone.py" in page and "empty_snapshot" in page
+
+
+def test_unscorable_snapshots_travel_from_xdist_workers_and_survive_a_merge(pytester, unscorable, capsys):
+    args, expected = unscorable
+    result = pytester.runpytest_subprocess(*args, "--bench-report=out.json", "-n", "2", "--dist", "loadgroup")
+    assert result.ret == 0, result.stdout.str()
+    assert f"snapshot acme/full@{COMMIT}: 1 gold file(s)" in result.stdout.str()
+    assert json.loads((pytester.path / "out.json").read_text())["snapshot_problems"] == expected
+    merged = pytester.path / "merged.json"
+    assert cli_main(["summarize", str(pytester.path / "out.json"), "-o", str(merged)]) == 0
+    assert json.loads(merged.read_text())["snapshot_problems"] == expected
+
+
+def test_a_report_without_snapshot_problems_has_no_such_key(pytester, release_bench):
+    result = pytester.runpytest("--bench-samples=release/benchmark/synthetic_v1/samples.jsonl", "--bench-corpus=release/corpus/synthetic_v1",
+                                "--bench-arms=grep", "--bench-report=out.json", "-p", "no:cacheprovider")
+    assert result.ret == 0 and "warnings" not in result.parseoutcomes()
+    assert "snapshot_problems" not in json.loads((pytester.path / "out.json").read_text())

@@ -40,6 +40,7 @@ from pytest_retrieval_bench.report.build import build_report
 from pytest_retrieval_bench.bench.deadline import arm_time_limit
 from pytest_retrieval_bench.bench.finish import Outputs, load_baseline, publish, summarize
 from pytest_retrieval_bench.bench.run import failed_record, make_request, run_item
+from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
 from pytest_retrieval_bench.samples import LoadedSamples, Sample, load_samples
 from pytest_retrieval_bench.samples.load import file_sha256
 from pytest_retrieval_bench.samples.reader import is_release_archive
@@ -479,6 +480,7 @@ class BenchSession:
             limit=self.settings.limit,
             with_folds=bool(self.settings.fold_map),
             problems=problems,
+            snapshot_problems=snapshot_checks(self.config).entries(),
             missing=missing,
             not_run=self.not_run(records),
         )

@@ -14,6 +14,7 @@ from html import escape
 from typing import Any, Iterable, Sequence
 
 from pytest_retrieval_bench.report import svg, tables
+from pytest_retrieval_bench.report.html_problems import snapshot_problems_banner
 from pytest_retrieval_bench.scoring.verdicts import BETTER, NOT_DISTINGUISHABLE, TOO_FEW, WORSE, holm, verdict_of
 
 GROUP_KINDS = ("all", "task:", "stratum:", "fold:", "repo:")
@@ -643,6 +644,7 @@ def render_html(report: dict[str, Any], *, plots: bool | None = None) -> str:
     sections = [
         _header(report, arms),
         _banners(report),
+        snapshot_problems_banner(report),
         _summary_section(report, draw),
         _paired_section(report, draw),
         _baseline_section(report) if report.get("baseline") else "",
