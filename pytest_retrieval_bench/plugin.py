@@ -17,6 +17,7 @@ import pytest
 from pytest_retrieval_bench import hookspecs
 from pytest_retrieval_bench.bench.session import BenchSession
 from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
+from pytest_retrieval_bench.bench.snapshot_failures import show_snapshot_failure_once
 from pytest_retrieval_bench.collect import RECORD_KEY, BenchFile, BenchItem
 from pytest_retrieval_bench.corpus.copies import make_base_directory
 from pytest_retrieval_bench.fixtures import SESSION_KEY, bench_request, bench_samples, bench_session, bench_snapshot, bench_snapshots
@@ -184,6 +185,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     elif call.when == "setup" and report.failed:
         message = (report.longreprtext or "set-up failed").strip().splitlines()
         report.retrieval_bench_record = item.bench.setup_failure_record(item.sample, item.arm_name, message[-1] if message else "set-up failed")
+        show_snapshot_failure_once(item, call, report)
     elif call.when == "setup" and report.skipped and item.sample.skip_reason:
         report.retrieval_bench_record = {"sample_id": item.sample.id, "arm": item.arm_name, "skipped": item.sample.skip_reason}
     if call.when == "setup":

@@ -158,3 +158,40 @@ def test_a_report_without_snapshot_problems_has_no_such_key(pytester, release_be
                                 "--bench-arms=grep", "--bench-report=out.json", "-p", "no:cacheprovider")
     assert result.ret == 0 and "warnings" not in result.parseoutcomes()
     assert "snapshot_problems" not in json.loads((pytester.path / "out.json").read_text())
+
+
+# -- a repository --bench-repos cannot find ---------------------------------------------------------
+
+
+def test_a_repository_not_found_is_explained_once_per_snapshot_with_the_names_tried(pytester, tmp_path):
+    from test_format_known_target import FILES, _git
+
+    root = tmp_path / "repos" / "widgets"
+    for path, text in FILES.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "widgets")
+    bank = tmp_path / "bank.jsonl"
+    assert cli_main(["known-target", "generate", str(root), "--commit", "HEAD", "--per-intent", "1", "--out", str(bank)]) == 0
+    cases = len(bank.read_text().splitlines()) - 1  # after the header line
+    result = pytester.runpytest(f"--bench-samples={bank}", f"--bench-repos={tmp_path / 'repos'}", "--bench-arms=grep",
+                                "--bench-report=out.json", "-p", "no:cacheprovider", "-rE")
+    result.assert_outcomes(errors=cases)
+    output = result.stdout.str()
+    assert output.count("tried local__widgets, local+widgets, local/widgets, each also with .git") == 1
+    assert "widgets is there, but the name must carry the owner: rename or link it as local__widgets" in output
+    assert "--repo-name OWNER/NAME" in output
+    assert output.count(f"snapshot local/widgets@{_git(root, 'rev-parse', 'HEAD')} could not be set up; the reason is given once, at ") == cases - 1
+    report = json.loads((pytester.path / "out.json").read_text())
+    errors = [record["error"] for entry in report["details"] for record in entry["arms"].values()]
+    assert len(errors) == cases and all("tried local__widgets" in error for error in errors)  # every record keeps the reason
+
+
+def test_a_repository_named_without_an_owner_points_at_bench_snapshot(tmp_path):
+    from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
+    from pytest_retrieval_bench.errors import SnapshotError
+
+    with pytest.raises(SnapshotError, match=rf"--bench-snapshot widgets@{COMMIT}=PATH"):
+        SnapshotResolver(repos_dir=tmp_path).load("widgets", COMMIT)
