@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 from pytest_retrieval_bench import hookspecs
+from pytest_retrieval_bench.bench.ini_samples import note_ini_samples_not_applied
 from pytest_retrieval_bench.bench.session import BenchSession
 from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
 from pytest_retrieval_bench.bench.snapshot_failures import show_snapshot_failure_once
@@ -73,6 +74,7 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         samples, bench_only = samples_for_run(config, settings)
     if not samples:
+        note_ini_samples_not_applied(config)
         return
     settings = settings.with_samples(samples)
     if role != "worker":

@@ -195,3 +195,59 @@ def test_a_repository_named_without_an_owner_points_at_bench_snapshot(tmp_path):
 
     with pytest.raises(SnapshotError, match=rf"--bench-snapshot widgets@{COMMIT}=PATH"):
         SnapshotResolver(repos_dir=tmp_path).load("widgets", COMMIT)
+
+
+# -- test paths with samples from the ini; an arm defined in a conftest below the rootdir --------
+
+SAMPLES = "release/benchmark/synthetic_v1/samples.jsonl"
+DEEP_ARM = """
+import pytest_retrieval_bench
+
+
+@pytest_retrieval_bench.arm("deep")
+def deep(bench_request):
+    return []
+"""
+
+
+@pytest.fixture
+def ini_bench(release_bench):
+    release_bench.makepyprojecttoml(f'[tool.pytest.ini_options]\nbench_samples = ["{SAMPLES}"]\nbench_corpus = ["release/corpus/synthetic_v1"]\n')
+    (release_bench.path / "sub").mkdir()
+    (release_bench.path / "sub" / "conftest.py").write_text(DEEP_ARM)
+    return release_bench
+
+
+def test_a_test_path_with_ini_samples_says_they_do_not_apply_and_how_to_add_them(ini_bench):
+    result = ini_bench.runpytest("-q", "sub", "--bench-arms=deep", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines([f"retrieval-bench: bench_samples from the ini ({SAMPLES}) does not apply when test paths are given*"
+                                 f"--bench-arms had no effect*name the samples file as a test path (pytest sub {SAMPLES}) or pass --bench-samples=PATH"])
+    followed = ini_bench.runpytest("-q", "sub", SAMPLES, "--bench-arms=deep", "-p", "no:cacheprovider")  # the advice, as printed
+    assert followed.ret == 0 and followed.parseoutcomes()["passed"] > 0
+    assert "does not apply" not in followed.stdout.str()
+
+
+def test_a_test_path_of_plain_tests_with_ini_samples_stays_quiet(ini_bench):
+    (ini_bench.path / "sub" / "test_plain.py").write_text("def test_plain():\n    pass\n")
+    result = ini_bench.runpytest("-q", "sub", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "bench_samples" not in result.stdout.str()
+
+
+def test_an_unknown_arm_says_where_arms_come_from_and_names_the_conftest_defining_it(ini_bench):
+    result = ini_bench.runpytest("--bench-arms=deep", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    error = result.stderr.str()
+    assert "unknown arm 'deep' in --bench-arms" in error
+    assert "rootdir's conftest.py" in error and "-p MODULE" in error and "pytest_retrieval_bench.arms entry points" in error
+    assert f"{Path('sub') / 'conftest.py'} names 'deep' but is not loaded when the arms are chosen" in error
+    assert "pytest sub --bench-samples=" in error
+
+
+def test_an_unknown_arm_no_conftest_defines_names_none(release_bench):
+    result = release_bench.runpytest(f"--bench-samples={SAMPLES}", "--bench-corpus=release/corpus/synthetic_v1", "--bench-arms=nowhere",
+                                     "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    error = result.stderr.str()
+    assert "unknown arm 'nowhere'" in error and "-p MODULE" in error and "conftest.py names" not in error
