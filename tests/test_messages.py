@@ -251,3 +251,20 @@ def test_an_unknown_arm_no_conftest_defines_names_none(release_bench):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     error = result.stderr.str()
     assert "unknown arm 'nowhere'" in error and "-p MODULE" in error and "conftest.py names" not in error
+
+
+def test_warnings_as_errors_leave_the_scores_of_unscorable_snapshots_alone(pytester, unscorable):
+    args, expected = unscorable
+    result = pytester.runpytest(*args, "--bench-report=out.json", "-W", "error::pytest.PytestWarning")
+    assert result.ret == 0, result.stdout.str()
+    assert result.parseoutcomes()["passed"] == 6
+    assert json.loads((pytester.path / "out.json").read_text())["snapshot_problems"] == expected
+
+
+def test_a_report_with_malformed_snapshot_problems_is_refused_with_its_path():
+    from pytest_retrieval_bench.report.schema import report_problem
+
+    report = {"registration": {}, "details": [], "snapshot_problems": [{"kind": "empty_snapshot"}]}
+    assert report_problem(report) == "$.snapshot_problems: expected a list of objects with a kind and a snapshot, got a list"
+    report["snapshot_problems"] = [{"kind": "empty_snapshot", "snapshot": f"acme/empty@{COMMIT}"}]
+    assert report_problem(report) is None

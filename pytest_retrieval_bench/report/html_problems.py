@@ -23,6 +23,6 @@ def snapshot_problems_banner(report: dict[str, Any]) -> str:
                    f"<td><code>{_e(problem.get('path', ''))}</code></td></tr>" for problem in problems)
     snapshots = len({problem.get("snapshot") for problem in problems})
     return (f'<div class="banner bad" id="snapshot-problems-banner"><strong>{len(problems)} snapshot problem(s) in {snapshots} snapshot(s)</strong>: '
-            "these samples were scored as usual, but their gold files cannot be ranked."
+            "scored as usual, but no arm can rank these gold files."
             "<details open><summary>snapshot problems</summary><table><thead><tr><th>problem</th><th>snapshot</th><th>sample</th>"
             f"<th>path</th></tr></thead><tbody>{rows}</tbody></table></details></div>")
