@@ -8,6 +8,7 @@ import re
 import sys
 from pathlib import Path
 
+from pytest_retrieval_bench import __version__
 from pytest_retrieval_bench.arms.registry import CORVINT_ARMS, REFERENCE_ARMS
 from pytest_retrieval_bench.bench.outputs import check_outputs
 from pytest_retrieval_bench.errors import BenchError
@@ -17,6 +18,7 @@ from pytest_retrieval_bench.report.merge import read_report, reports_among
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="retrieval-bench")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     summarize = commands.add_parser("summarize", help="merge reports by sample id and rebuild every summary section")
     summarize.add_argument("reports", nargs="+", type=Path)

@@ -14,6 +14,8 @@ import pytest
 
 from pytest_retrieval_bench.arms.base import Request
 from pytest_retrieval_bench.bench.session import BenchSession
+from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
+from pytest_retrieval_bench.bench.snapshot_failures import SnapshotUnavailable
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.errors import SnapshotError
 from pytest_retrieval_bench.samples import Sample
@@ -46,7 +48,8 @@ def bench_snapshot(request: pytest.FixtureRequest) -> Iterator[Snapshot]:
     else:
         problem = None
     if problem is not None:
-        pytest.fail(problem, pytrace=False)  # outside the except: one message, no chained traceback
+        raise SnapshotUnavailable(key, problem)  # outside the except: one message, no chained traceback
+    snapshot_checks(request.config).check(snapshot, bench.samples_by_id.values())
     yield snapshot
     bench.release_snapshot(key)
 

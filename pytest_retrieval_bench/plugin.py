@@ -14,10 +14,13 @@ import orjson
 import pytest
 
 from pytest_retrieval_bench import hookspecs
-from pytest_retrieval_bench.corpus.remove_tree import remove_tree
+from pytest_retrieval_bench.bench.ini_samples import note_ini_samples_not_applied
 from pytest_retrieval_bench.bench.session import BenchSession
+from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
+from pytest_retrieval_bench.bench.snapshot_failures import show_snapshot_failure_once
 from pytest_retrieval_bench.collect import RECORD_KEY, BenchFile, BenchItem
 from pytest_retrieval_bench.corpus.copies import make_base_directory
+from pytest_retrieval_bench.corpus.remove_tree import remove_tree
 from pytest_retrieval_bench.fixtures import SESSION_KEY, bench_request, bench_samples, bench_session, bench_snapshot, bench_snapshots
 from pytest_retrieval_bench.junit import add_suite_properties
 from pytest_retrieval_bench.options import WORKER_DIRS, add_options, path_bases, read_settings, refuse_destructive_outputs, samples_for_run
@@ -72,6 +75,7 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         samples, bench_only = samples_for_run(config, settings)
     if not samples:
+        note_ini_samples_not_applied(config)
         return
     settings = settings.with_samples(samples)
     if role != "worker":
@@ -184,10 +188,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     elif call.when == "setup" and report.failed:
         message = (report.longreprtext or "set-up failed").strip().splitlines()
         report.retrieval_bench_record = item.bench.setup_failure_record(item.sample, item.arm_name, message[-1] if message else "set-up failed")
+        show_snapshot_failure_once(item, call, report)
     elif call.when == "setup" and report.skipped and item.sample.skip_reason:
         report.retrieval_bench_record = {"sample_id": item.sample.id, "arm": item.arm_name, "skipped": item.sample.skip_reason}
     if call.when == "setup":
         report.retrieval_bench_setup = item.bench.store.drain_events()
+        snapshot_checks(item.config).attach(report)
     return report
 
 
@@ -208,6 +214,7 @@ class RecordCollector:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.bench.snapshot_setups.extend(getattr(report, "retrieval_bench_setup", None) or ())
+        snapshot_checks(self.bench.config).receive(report)
         record = getattr(report, "retrieval_bench_record", None)
         if record is not None:
             self.bench.add_record(record)

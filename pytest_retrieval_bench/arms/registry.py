@@ -23,6 +23,14 @@ def builtin_arms() -> dict[str, Arm]:
     return {arm.name: arm for arm in arms}
 
 
+class UnknownArm(BenchError):
+    """A selected name that is neither an arm nor an alias."""
+
+    def __init__(self, message: str, name: str):
+        super().__init__(message)
+        self.name = name
+
+
 def select_arms(requested: Iterable[str], available: dict[str, Arm], option: str = "--bench-arms",
                 extra_aliases: dict[str, tuple[str, ...]] | None = None) -> list[str]:
     """Expand aliases, keep first-mention order, refuse unknown names with the known ones listed.
@@ -35,7 +43,7 @@ def select_arms(requested: Iterable[str], available: dict[str, Arm], option: str
         for name in aliases.get(entry, (entry,)):
             if name not in available:
                 known = ", ".join(sorted([*available, *aliases]))
-                raise BenchError(f"unknown arm {name!r} in {option} (known: {known})")
+                raise UnknownArm(f"unknown arm {name!r} in {option} (known: {known})", name)
             if name not in names:
                 names.append(name)
     return names

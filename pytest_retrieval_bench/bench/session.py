@@ -40,6 +40,8 @@ from pytest_retrieval_bench.report.build import build_report
 from pytest_retrieval_bench.bench.deadline import arm_time_limit
 from pytest_retrieval_bench.bench.finish import Outputs, load_baseline, publish, summarize
 from pytest_retrieval_bench.bench.run import failed_record, make_request, run_item
+from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
+from pytest_retrieval_bench.bench.unknown_arms import unknown_arm_message
 from pytest_retrieval_bench.samples import LoadedSamples, Sample, load_samples
 from pytest_retrieval_bench.samples.load import file_sha256
 from pytest_retrieval_bench.samples.reader import is_release_archive
@@ -86,12 +88,7 @@ class BenchSession:
             self.fusions: dict[str, FusionArm] = {name: self.arms[name] for name in self.arm_names if isinstance(self.arms[name], FusionArm)}  # type: ignore[misc]
             self.baselines = select_arms(settings.baseline_arms, self.arms, "--bench-baseline-arms", variants) if settings.baseline_arms else list(REFERENCE_ARMS)
         except BenchError as error:
-            hint = ""
-            if role == "worker":
-                hint = (f" -- on this xdist worker (working directory {Path.cwd()}, rootdir {config.rootpath}): a conftest's arms exist "
-                        "only where that conftest is loaded; for gateways with another working directory put the arms in a module "
-                        "given with -p NAME (importable on the worker) or an entry point, or send the conftest with --rsyncdir")
-            raise pytest.UsageError(f"{error}{hint}") from error
+            raise pytest.UsageError(unknown_arm_message(error, role, config)) from error
         self.records: dict[tuple[str, str], dict[str, Any]] = {}
         self.expected: set[tuple[str, str]] = set()
         self.lost: dict[tuple[str, str], str] = {}
@@ -477,6 +474,7 @@ class BenchSession:
             limit=self.settings.limit,
             with_folds=bool(self.settings.fold_map),
             problems=problems,
+            snapshot_problems=snapshot_checks(self.config).entries(),
             missing=missing,
             not_run=self.not_run(records),
         )

@@ -9,7 +9,8 @@ from typing import Callable
 from pytest_retrieval_bench.corpus.chunks import check_promises, find_chunk_file, locate_chunk_file, read_chunk_file
 from pytest_retrieval_bench.corpus.read_receipts import ReadReceipts
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
-from pytest_retrieval_bench.corpus.tree import directory_bytes, find_repository, git_tree_bytes, read_directory, read_git_tree, read_worktree
+from pytest_retrieval_bench.corpus.tree import (directory_bytes, find_repository, git_tree_bytes, read_directory, read_git_tree, read_worktree,
+                                                repository_names)
 from pytest_retrieval_bench.errors import SnapshotError
 
 
@@ -71,6 +72,21 @@ class SnapshotResolver:
             repository = find_repository(self.repos_dir, repo)
             if repository is not None:
                 return read_git_tree(repository, repo, commit)
-            searched.append(f"repositories {self.repos_dir}")
+            searched.append(f"repositories {self.repos_dir} ({repository_miss(self.repos_dir, repo, commit)})")
         where = "; searched " + ", ".join(searched) if searched else "; no --bench-snapshot, --bench-corpus or --bench-repos given"
         raise SnapshotError(f"no snapshot for {key}{where}")
+
+
+def repository_miss(repos_dir: Path, repo: str, commit: str) -> str:
+    """Which directory names --bench-repos was searched for, and a near miss when one is there."""
+    names = repository_names(repo)
+    if not names:
+        return f"{repo!r} has no owner, and --bench-repos finds a repository by OWNER__NAME: give it with --bench-snapshot {repo}@{commit}=PATH"
+    note = "tried " + ", ".join(names) + ", each also with .git"
+    name = repo.split("/", 1)[1]
+    near = [candidate.name for candidate in (repos_dir / name, repos_dir / f"{name}.git") if candidate.is_dir()]
+    if near:
+        note += f"; {near[0]} is there, but the name must carry the owner: rename or link it as {names[0]}"
+        if repo.startswith("local/"):
+            note += " (retrieval-bench known-target generate names the repository local/<directory> unless given --repo-name OWNER/NAME)"
+    return note

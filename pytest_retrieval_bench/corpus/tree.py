@@ -113,12 +113,17 @@ def read_worktree(path: Path, repo: str, commit: str) -> Snapshot:
     return read_git_tree(path, repo, commit)
 
 
+def repository_names(repo: str) -> list[str]:
+    """The directory names `find_repository` tries for OWNER/NAME (none for a name without an owner)."""
+    if "/" not in repo:  # a repository named without its owner is found by --bench-snapshot only
+        return []
+    owner, name = repo.split("/", 1)
+    return [f"{owner}__{name}", f"{owner}+{name}", f"{owner}/{name}"]
+
+
 def find_repository(repos_dir: Path, repo: str) -> Path | None:
     """`OWNER__NAME`, `OWNER+NAME` or `OWNER/NAME` below `repos_dir`, bare (`.git` suffix) or not."""
-    if "/" not in repo:  # a repository named without its owner is found by --bench-snapshot only
-        return None
-    owner, name = repo.split("/", 1)
-    for relative in (f"{owner}__{name}", f"{owner}+{name}", f"{owner}/{name}"):
+    for relative in repository_names(repo):
         for candidate in (repos_dir / relative, repos_dir / f"{relative}.git"):
             if candidate.is_dir():
                 return candidate

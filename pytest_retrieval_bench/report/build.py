@@ -299,13 +299,16 @@ def build_report(
     with_folds: bool,
     problems: Sequence[str] = (),
     missing: Sequence[str] = (),
+    snapshot_problems: Sequence[dict[str, Any]] = (),
     not_run: Sequence[str] = (),
     labels_override: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The whole report as plain data. `records` may come in any order; output never depends on it.
 
     `not_run` lists the selected `id[arm]` items that have no record (deselected, stopped early,
-    interrupted, lost): the report is then partial, and says so in `partial`.
+    interrupted, lost): the report is then partial, and says so in `partial`. `snapshot_problems`
+    (a snapshot with no text file, a gold file absent from its snapshot) is written only when there
+    is one, so other reports keep their bytes.
 
     Records are rounded as `details` will be written before anything is aggregated, so every
     summary is a function of the details as written: a merge of written reports, which only
@@ -359,6 +362,9 @@ def build_report(
         "snapshots": dict(sorted(snapshots.items())),
     }
     cce_compare = build_cce_compare(rows_by_arm, baselines)
+    if snapshot_problems:
+        unique = {tuple(str(problem.get(name, "")) for name in ("snapshot", "kind", "sample", "path")): problem for problem in snapshot_problems}
+        report["snapshot_problems"] = [unique[key] for key in sorted(unique)]
     if cce_compare:  # only with cce.relevance samples: other reports keep their bytes
         report["cce_compare"] = cce_compare
     return report

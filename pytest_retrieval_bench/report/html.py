@@ -13,9 +13,10 @@ from typing import Any, Sequence
 
 from pytest_retrieval_bench.report import svg
 from pytest_retrieval_bench.report.html_assets import SCRIPT, STYLE
+from pytest_retrieval_bench.report.html_gate import rules_block
 from pytest_retrieval_bench.report.html_parts import (count_text, esc, group_order, html_table, interval_text, metric_order, num, p_text,
                                                        report_arms, report_limit, select_box, signed, td_arm, td_num)
-from pytest_retrieval_bench.report.html_gate import rules_block
+from pytest_retrieval_bench.report.html_problems import snapshot_problems_banner
 from pytest_retrieval_bench.report.html_samples import ranks_section, samples_section, value_html
 from pytest_retrieval_bench.scoring.verdicts import BETTER, NOT_DISTINGUISHABLE, TOO_FEW, WORSE, holm, verdict_of
 
@@ -302,6 +303,7 @@ def render_html(report: dict[str, Any], *, plots: bool | None = None) -> str:
     sections = [
         _header(report, arms),
         _banners(report),
+        snapshot_problems_banner(report),
         _summary_section(report, draw),
         _paired_section(report, draw),
         _baseline_section(report) if report.get("baseline") else "",

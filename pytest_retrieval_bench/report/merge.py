@@ -140,6 +140,7 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
     records: dict[tuple[str, str], dict[str, Any]] = {}
     snapshots: dict[str, str] = {}
     problems: list[str] = []
+    snapshot_problems: list[dict[str, Any]] = []
     not_run: set[str] = set()
     missing: set[str] = set()
     arms: list[str] = []
@@ -149,6 +150,7 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
         registration = report["registration"]
         snapshots.update(report.get("snapshots", {}))
         problems.extend(p for p in report.get("problems", []) if p not in problems)
+        snapshot_problems.extend(report.get("snapshot_problems", []))
         not_run.update((report.get("partial") or {}).get("not_run", []))
         missing.update(report.get("missing", []))
         covered: dict[str, set[str]] = {}
@@ -185,6 +187,7 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
         limit=int(limit or 20),
         with_folds=any(label.get("partition", "unassigned") != "unassigned" for label in labels.values()),
         problems=problems,
+        snapshot_problems=snapshot_problems,
         missing=sorted(sample_id for sample_id in missing if not any(key[0] == sample_id for key in records)),
         not_run=sorted(item for item in not_run if not _has_record(item, records)),
         labels_override=labels,

@@ -119,6 +119,9 @@ def report_problem(report: Any) -> str | None:
                 return problem
     for name, check, what in (("snapshots", lambda v: isinstance(v, dict), "an object"), ("missing", _strings, "a list of strings"),
                               ("problems", _strings, "a list of strings"),
+                              ("snapshot_problems", lambda v: isinstance(v, list) and all(isinstance(p, dict) and _string(p.get("kind"))
+                                                                                           and _string(p.get("snapshot")) for p in v),
+                               "a list of objects with a kind and a snapshot"),
                               ("partial", _optional(lambda v: isinstance(v, dict) and _strings(v.get("not_run", []))), "null or an object")):
         if name in report and not check(report[name]):
             return f"$.{name}: expected {what}, got {_kind(report[name])}"
