@@ -57,7 +57,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """`--bench-summarize` merges written reports instead of running a session."""
     if not config.getoption("bench_summarize"):
         return None
-    from pytest_retrieval_bench.bench.session import summarize_reports
+    from pytest_retrieval_bench.bench.summarize_run import summarize_reports
 
     settings = read_settings(config)
     refuse_destructive_outputs(settings)

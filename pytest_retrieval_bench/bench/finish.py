@@ -227,3 +227,9 @@ def summarize(paths: Sequence[Path], known_arms: Sequence[str], baselines: Seque
     if published.report_bytes is not None and published.report_path is not None and not published.failures:
         lines.append(f"retrieval-bench: merged {len(report['registration'].get('merged_from') or reports_among(paths))} reports into {published.report_path}")
     return published, lines
+
+
+def outputs_of(settings: Any) -> Outputs:
+    """The outputs of a run or merge, from its Settings (`options.Settings`)."""
+    return Outputs(report=settings.report, markdown=settings.markdown, html=settings.html, baseline=settings.baseline,
+                   update_baseline=settings.update_baseline, fail_regressed=settings.fail_regressed, limit=settings.limit)

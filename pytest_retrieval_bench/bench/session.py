@@ -6,7 +6,6 @@ reports and write the report; a `worker` runs items and attaches records to its 
 
 from __future__ import annotations
 
-import re
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable
@@ -15,10 +14,9 @@ import pytest
 
 from pytest_retrieval_bench import __version__
 from pytest_retrieval_bench.arms.base import Answer, Arm, Request
-from pytest_retrieval_bench.arms.discovery import available_arms
 from pytest_retrieval_bench.arms.capture import CaptureError, CaptureWriter
-from pytest_retrieval_bench.arms.fusion import FusionArm, declare_fusions, fuse_records
-from pytest_retrieval_bench.arms.registry import ALIASES, BUILTIN_ARMS, REFERENCE_ARMS, select_arms
+from pytest_retrieval_bench.arms.fusion import FusionArm, fuse_records
+from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, REFERENCE_ARMS, select_arms
 from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.file_digests import FileDigests
@@ -27,41 +25,28 @@ from pytest_retrieval_bench.corpus.release import unpack_release_corpus
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
-from pytest_retrieval_bench.errors import BenchError, InputError
-from pytest_retrieval_bench.fixture_arms import REQUEST_FIXTURE, FixtureArm, find_fixture_arms
+from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.fixture_arms import REQUEST_FIXTURE, FixtureArm
 from pytest_retrieval_bench.report.gate import GateRule, parse_rule, sample_change
 from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.options import Settings
 from pytest_retrieval_bench.arms.snapshot_latency import MatchedLatency
 from pytest_retrieval_bench.bench.outputs import check_outputs
-from pytest_retrieval_bench.report.registration import (arm_identity, build_registration, check_and_write_registration, create_registration,
+from pytest_retrieval_bench.report.registration import (build_registration, check_and_write_registration, create_registration,
                                                          latency_registration, registration_drift, sidecar_path)
 from pytest_retrieval_bench.report.build import build_report
 from pytest_retrieval_bench.bench.deadline import arm_time_limit
-from pytest_retrieval_bench.bench.finish import Outputs, load_baseline, publish, summarize
+from pytest_retrieval_bench.bench.arms_setup import configured_arms, matched_arms, variant_aliases
+from pytest_retrieval_bench.bench.finish import load_baseline, outputs_of, publish
+from pytest_retrieval_bench.bench.node_ids import SnapshotKey, parse_node_id
+from pytest_retrieval_bench.bench.samples_setup import apply_max_samples, check_filters, load_all
 from pytest_retrieval_bench.bench.run import failed_record, make_request, run_item
 from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
 from pytest_retrieval_bench.bench.unknown_arms import unknown_arm_message
-from pytest_retrieval_bench.samples import LoadedSamples, Sample, load_samples
+from pytest_retrieval_bench.samples import LoadedSamples, Sample
 from pytest_retrieval_bench.samples.load import file_sha256
 from pytest_retrieval_bench.samples.reader import is_release_archive
 from pytest_retrieval_bench.shard import partition, partition_digest
-
-_NODE_NAME = re.compile(r"::(?P<id>[^:\[\]]+)\[(?P<arm>.+)\](?:@[^\]]*)?$")
-
-
-class SnapshotKey(str):
-    """A snapshot key as `bench_snapshot`'s parameter: `--setup-show` prints it short (commit to 7)."""
-
-    def __repr__(self) -> str:
-        repo, _, commit = self.rpartition("@")
-        return f"{repo}@{commit[:7]}"
-
-
-def parse_node_id(nodeid: str) -> tuple[str, str] | None:
-    """(sample id, arm) of a bench item's nodeid, tolerating xdist's `@group` suffix."""
-    match = _NODE_NAME.search(nodeid)
-    return (match["id"], match["arm"]) if match else None
 
 
 class BenchSession:
@@ -70,15 +55,9 @@ class BenchSession:
         self.bench_only = bench_only
         self.settings = settings
         self.role = role
-        self.loaded: list[LoadedSamples] = []
-        for path in settings.samples:
-            try:
-                self.loaded.append(load_samples(path, settings.fold_map, settings.task_type))
-            except InputError as error:
-                raise pytest.UsageError(f"--bench-samples: {error}") from error
-        self._reject_ids_seen_in_earlier_files()
-        self._check_filters()
-        self._apply_max_samples()
+        self.loaded: list[LoadedSamples] = load_all(settings)
+        check_filters(self.loaded, settings, config)
+        apply_max_samples(self.loaded, settings.max_samples)
         self.samples_by_id: dict[str, Sample] = {sample.id: sample for loaded in self.loaded for sample in loaded.samples}
         self.arms: dict[str, Arm] = self._available_arms()
         try:
@@ -117,7 +96,7 @@ class BenchSession:
         self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache())
         self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION,
                                                config.rootpath, content_digests=role != "worker", digest_of=self._file_digests.sha256 if self._file_digests else file_sha256)
-        self.matched: dict[str, MatchedLatency] = self._matched_arms()
+        self.matched: dict[str, MatchedLatency] = matched_arms(settings.snapshot_latency, role, self.arm_names, self.arms)
         if self.matched:
             selected = [sample.id for loaded in self.loaded for sample in loaded.samples]
             self.registration["snapshot_latency"] = latency_registration([m.arm for m in self.matched.values()], selected)
@@ -127,21 +106,6 @@ class BenchSession:
         self.rules = self._gate_rules()
         self.baseline = self._baseline()
         self._baseline_records = {(entry["id"], arm): record for entry in (self.baseline or {}).get("details", []) for arm, record in entry.get("arms", {}).items()}
-
-    def _matched_arms(self) -> dict[str, MatchedLatency]:
-        """With --bench-snapshot-latency: the selected arms (fusion components too) measured cold and hit."""
-        if not self.settings.snapshot_latency:
-            return {}
-        if self.role != "local":
-            raise pytest.UsageError("--bench-snapshot-latency measures one call at a time: run it without xdist workers (-p no:xdist or -n 0)")
-        names = list(self.arm_names) + [part for name in self.arm_names for part in getattr(self.arms[name], "component_names", ())]
-        matched = {name: MatchedLatency(self.arms[name]) for name in dict.fromkeys(names)
-                   if getattr(self.arms[name], "snapshot_latency", None) is not None and hasattr(self.arms[name], "call_in")}
-        if not matched:
-            raise pytest.UsageError(f"--bench-snapshot-latency needs a selected arm that declares an index step and a snapshot store "
-                                    f"(corvint-context, or a command arm with index, snapshot_store and snapshot_trace); "
-                                    f"selected: {', '.join(self.arm_names)}")
-        return matched
 
     @property
     def registration_path(self) -> Path | None:
@@ -174,44 +138,6 @@ class BenchSession:
         except BenchError as error:
             raise pytest.UsageError(str(error)) from error
 
-    def _reject_ids_seen_in_earlier_files(self) -> None:
-        """Records are keyed by sample id: an id in two files would silently merge two samples."""
-        first: dict[str, Sample] = {}
-        for loaded in self.loaded:
-            kept = []
-            for sample in loaded.samples:
-                if sample.id in first:
-                    earlier = first[sample.id]
-                    loaded.problems.append(InputError(sample.source, f"duplicate sample id {sample.id!r} (first in {earlier.source} at line {earlier.line})",
-                                                      line=sample.line, field="id"))
-                else:
-                    first[sample.id] = sample
-                    kept.append(sample)
-            loaded.samples = kept
-
-    def _check_filters(self) -> None:
-        """A task filter that keeps nothing is a usage error; a fold map that names no sample's
-        repository is a warning naming its keys (every sample would be `unassigned`)."""
-        settings = self.settings
-        if settings.task_type and not any(loaded.samples for loaded in self.loaded):
-            present = sorted({task for loaded in self.loaded for task in loaded.task_types})
-            raise pytest.UsageError(f"--bench-task-type {settings.task_type!r}: no sample has this task type "
-                                    f"(the samples' task types: {', '.join(present) or 'none'})")
-        if settings.fold_map:
-            repos = {repo for loaded in self.loaded for repo in loaded.repos}
-            unmatched = sorted(key for key in settings.fold_map if key not in repos)
-            if len(unmatched) == len(settings.fold_map):
-                self.config.issue_config_time_warning(pytest.PytestConfigWarning(
-                    f"--bench-fold-map {settings.fold_map_path}: none of its repositories ({', '.join(unmatched)}) is a sample's; "
-                    "every sample's partition is 'unassigned'"), stacklevel=2)
-
-    def _apply_max_samples(self) -> None:
-        if self.settings.max_samples is None:
-            return
-        remaining = self.settings.max_samples
-        for loaded in self.loaded:
-            loaded.samples = loaded.samples[: max(remaining, 0)]
-            remaining -= len(loaded.samples)
 
     def cache_dir(self) -> Path:
         if self.settings.cache_dir is not None:
@@ -510,43 +436,3 @@ class BenchSession:
         self.store.close()  # removes the copies, and the session's directory where it owns it
 
 
-def outputs_of(settings: Settings) -> Outputs:
-    return Outputs(report=settings.report, markdown=settings.markdown, html=settings.html, baseline=settings.baseline,
-                   update_baseline=settings.update_baseline, fail_regressed=settings.fail_regressed, limit=settings.limit)
-
-
-def configured_arms(config: pytest.Config, settings: Settings) -> dict[str, Arm]:
-    """Every arm this configuration defines, fusions last (raises BenchError for a bad declaration)."""
-    pyproject = config.inipath if config.inipath and config.inipath.name == "pyproject.toml" else config.rootpath / "pyproject.toml"
-    arms = available_arms(pyproject, settings.command_arms, config.hook.pytest_retrieval_bench_arms(config=config))
-    for arm in find_fixture_arms(config.pluginmanager.get_plugins()):
-        if arm.name in arms:
-            raise BenchError(f"fixture arm {arm.name!r} has the name of an arm defined elsewhere")
-        arms[arm.name] = arm  # type: ignore[assignment]
-    reserved = {**variant_aliases(arms), **ALIASES}
-    for fusion in declare_fusions(settings.fuse, arms, lambda arm: arm_identity(arm, TOKENIZER_VERSION), reserved=reserved):
-        arms[fusion.name] = fusion  # type: ignore[assignment]
-    return arms
-
-
-def variant_aliases(arms: dict[str, Any]) -> dict[str, tuple[str, ...]]:
-    """A parametrized fixture arm's name selects all of its variants."""
-    aliases: dict[str, list[str]] = {}
-    for name, arm in arms.items():
-        if isinstance(arm, FixtureArm) and arm.variant_id is not None:
-            aliases.setdefault(arm.base_name, []).append(name)
-    return {base: tuple(names) for base, names in aliases.items()}
-
-
-def summarize_reports(config: pytest.Config, settings: Settings) -> int:
-    """`--bench-summarize`: merge with the arms this configuration defines, then gate and publish."""
-    if settings.samples or settings.report is None:
-        raise pytest.UsageError("--bench-summarize takes --bench-report OUT and no --bench-samples")
-    try:
-        known = sorted(configured_arms(config, settings))
-        published, lines = summarize(list(settings.summarize), known, list(settings.baseline_arms or REFERENCE_ARMS), outputs_of(settings),
-                                     settings.gate, settings.allow_partial, settings.table_groups, settings.fuse)
-    except BenchError as error:
-        raise pytest.UsageError(str(error)) from error
-    print("\n".join(lines))
-    return 1 if published.failures else 0

@@ -1,0 +1,58 @@
+"""The arms a configuration defines: built-ins, hook and entry-point arms, command arms from the
+ini, fixture arms from loaded plugins and conftests, and fusions of them (declared last)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_retrieval_bench.arms.base import Arm
+from pytest_retrieval_bench.arms.discovery import available_arms
+from pytest_retrieval_bench.arms.fusion import declare_fusions
+from pytest_retrieval_bench.arms.registry import ALIASES
+from pytest_retrieval_bench.arms.snapshot_latency import MatchedLatency
+from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.fixture_arms import FixtureArm, find_fixture_arms
+from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
+from pytest_retrieval_bench.options import Settings
+from pytest_retrieval_bench.report.registration import arm_identity
+
+
+def configured_arms(config: pytest.Config, settings: Settings) -> dict[str, Arm]:
+    """Every arm this configuration defines, fusions last (raises BenchError for a bad declaration)."""
+    pyproject = config.inipath if config.inipath and config.inipath.name == "pyproject.toml" else config.rootpath / "pyproject.toml"
+    arms = available_arms(pyproject, settings.command_arms, config.hook.pytest_retrieval_bench_arms(config=config))
+    for arm in find_fixture_arms(config.pluginmanager.get_plugins()):
+        if arm.name in arms:
+            raise BenchError(f"fixture arm {arm.name!r} has the name of an arm defined elsewhere")
+        arms[arm.name] = arm  # type: ignore[assignment]
+    reserved = {**variant_aliases(arms), **ALIASES}
+    for fusion in declare_fusions(settings.fuse, arms, lambda arm: arm_identity(arm, TOKENIZER_VERSION), reserved=reserved):
+        arms[fusion.name] = fusion  # type: ignore[assignment]
+    return arms
+
+
+def variant_aliases(arms: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """A parametrized fixture arm's name selects all of its variants."""
+    aliases: dict[str, list[str]] = {}
+    for name, arm in arms.items():
+        if isinstance(arm, FixtureArm) and arm.variant_id is not None:
+            aliases.setdefault(arm.base_name, []).append(name)
+    return {base: tuple(names) for base, names in aliases.items()}
+
+
+def matched_arms(snapshot_latency: bool, role: str, arm_names: list[str], arms: dict[str, Any]) -> dict[str, MatchedLatency]:
+    """With --bench-snapshot-latency: the selected arms (fusion components too) measured cold and hit."""
+    if not snapshot_latency:
+        return {}
+    if role != "local":
+        raise pytest.UsageError("--bench-snapshot-latency measures one call at a time: run it without xdist workers (-p no:xdist or -n 0)")
+    names = list(arm_names) + [part for name in arm_names for part in getattr(arms[name], "component_names", ())]
+    matched = {name: MatchedLatency(arms[name]) for name in dict.fromkeys(names)
+               if getattr(arms[name], "snapshot_latency", None) is not None and hasattr(arms[name], "call_in")}
+    if not matched:
+        raise pytest.UsageError(f"--bench-snapshot-latency needs a selected arm that declares an index step and a snapshot store "
+                                f"(corvint-context, or a command arm with index, snapshot_store and snapshot_trace); "
+                                f"selected: {', '.join(arm_names)}")
+    return matched
