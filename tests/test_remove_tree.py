@@ -92,3 +92,19 @@ def test_a_chunk_row_2200_directories_deep_is_a_corpus_error_naming_the_line(pyt
     assert f"{GIN_CHUNKS.name}:{len(rows) + 1}: field 'path'" in result.stdout.str()
     assert "2200 directories deep" in result.stdout.str()
     assert result.parseoutcomes()["errors"] == len(samples) - 1  # one unlabeled sample is skipped
+
+
+def test_a_file_name_that_is_not_utf8_is_left_out_and_listed_never_crashing_the_report(pytester: pytest.Pytester) -> None:
+    tree = pytester.path / "tree"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "testdata" / "trees" / "acme__gin-lite", tree)
+    os.close(os.open(os.path.join(os.fsencode(tree), b"caf\xe9.go"), os.O_CREAT | os.O_WRONLY))
+    with open(os.path.join(os.fsencode(tree), b"caf\xe9.go"), "w") as handle:
+        handle.write("package gin\n// router middleware context\n")
+    samples = Path(__file__).resolve().parent.parent / "testdata" / "formats" / "contextbench.jsonl"
+    result = pytester.runpytest_subprocess(f"--bench-samples={samples}", "--bench-arms=grep,bm25:all", "--bench-report=out.json",
+                                           "--bench-snapshot=acme/gin-lite@5a1d1a74c1b9687a9f2f111e03db561cc2fa96b5=tree", "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    report = json.loads((pytester.path / "out.json").read_text())
+    assert {"kind": "undecodable_path", "path": "caf\\xe9.go", "snapshot": "acme/gin-lite@5a1d1a74c1b9687a9f2f111e03db561cc2fa96b5"} in report["snapshot_problems"]
+    assert "not valid UTF-8 and were left out (caf\\xe9.go)" in result.stdout.str()
+    assert not any("caf" in path for entry in report["details"] for record in entry["arms"].values() for path in record["ranking"])

@@ -19,6 +19,7 @@ from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.samples.model import Sample
 
 EMPTY_SNAPSHOT = "empty_snapshot"
+UNDECODABLE_PATH = "undecodable_path"
 GOLD_NOT_IN_SNAPSHOT = "gold_not_in_snapshot"
 REPORT_ATTRIBUTE = "retrieval_bench_snapshot_problems"
 SHOWN_PER_WARNING = 5
@@ -34,6 +35,8 @@ def find_problems(snapshot: Snapshot, samples: Iterable[Sample]) -> list[dict[st
     problems: list[dict[str, Any]] = []
     if len(snapshot.texts) == 0:
         problems.append({"kind": EMPTY_SNAPSHOT, "snapshot": key})
+    for shown in getattr(snapshot, "undecodable_paths", ()):
+        problems.append({"kind": UNDECODABLE_PATH, "path": shown, "snapshot": key})
     paths = snapshot.path_set()
     for sample in sorted(samples, key=lambda sample: sample.id):
         for path in sorted(set(sample.gold_files)):
@@ -47,6 +50,10 @@ def warning_text(key: str, problems: list[dict[str, Any]]) -> str:
     parts = []
     if any(problem["kind"] == EMPTY_SNAPSHOT for problem in problems):
         parts.append("it has no text file (every file is binary, over 1 MiB or absent), so no arm can rank anything in it")
+    names = [problem["path"] for problem in problems if problem["kind"] == UNDECODABLE_PATH]
+    if names:
+        parts.append(f"{len(names)} file name(s) are not valid UTF-8 and were left out ({', '.join(names[:SHOWN_PER_WARNING])}"
+                     f"{' ...' if len(names) > SHOWN_PER_WARNING else ''})")
     absent = [problem for problem in problems if problem["kind"] == GOLD_NOT_IN_SNAPSHOT]
     if absent:
         shown = ", ".join(f"{problem['sample']}: {problem['path']}" for problem in absent[:SHOWN_PER_WARNING])

@@ -27,6 +27,16 @@ def is_text(text: str) -> bool:
     return "\x00" not in text and (len(text) * 4 < MAX_TEXT_BYTES or len(text.encode("utf-8", errors="surrogatepass")) < MAX_TEXT_BYTES)
 
 
+def undecodable(path: str) -> str | None:
+    """A path read from a file system or a git tree whose bytes are not UTF-8 (they arrive as lone
+    surrogates), shown with its bad bytes escaped (`caf\\xe9.txt`); None for a valid path."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return None
+
+
 MAX_PATH_DEPTH = 256
 """Directory levels a snapshot path may have: far past any repository's, and every copy stays writable."""
 
@@ -55,6 +65,8 @@ class Snapshot:
     #: path -> text of each text file (a `FileRowTexts` parses a release's on first use)
     texts: Mapping[str, str]
     other_paths: tuple[str, ...] = ()
+    #: file names left out because they are not valid UTF-8 (no report could hold them), shown escaped
+    undecodable_paths: tuple[str, ...] = ()
     chunk_rows: list[dict[str, Any]] | None = None
     #: rows in the chunk file (kept when the rows are freed, or never held)
     row_count: int = 0

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Iterator
 
 from pytest_retrieval_bench.corpus.copy_files import CopyWriter, copy_regular_files
-from pytest_retrieval_bench.corpus.snapshot import Snapshot, as_text
+from pytest_retrieval_bench.corpus.snapshot import Snapshot, as_text, undecodable
 from pytest_retrieval_bench.errors import SnapshotError
 
 _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
@@ -28,6 +28,7 @@ def read_directory(root: Path, repo: str, commit: str) -> Snapshot:
     """Every regular file below `root` except `.git`; symbolic links are not followed."""
     texts: dict[str, str] = {}
     others: list[str] = []
+    skipped: list[str] = []
     for directory, subdirs, files in os.walk(root, followlinks=False):
         subdirs[:] = sorted(name for name in subdirs if name != ".git")
         for name in sorted(files):
@@ -35,6 +36,9 @@ def read_directory(root: Path, repo: str, commit: str) -> Snapshot:
             if full.is_symlink() or not full.is_file():
                 continue
             relative = full.relative_to(root).as_posix()
+            if (shown := undecodable(relative)) is not None:
+                skipped.append(shown)
+                continue
             try:
                 text = as_text(full.read_bytes())
             except OSError as error:
@@ -43,7 +47,8 @@ def read_directory(root: Path, repo: str, commit: str) -> Snapshot:
                 others.append(relative)
             else:
                 texts[relative] = text
-    return Snapshot(repo=repo, commit=commit, origin=str(root), texts=texts, other_paths=tuple(sorted(others)), writer=lambda target: copy_regular_files(root, target))
+    return Snapshot(repo=repo, commit=commit, origin=str(root), texts=texts, other_paths=tuple(sorted(others)),
+                    undecodable_paths=tuple(sorted(skipped)), writer=lambda target: copy_regular_files(root, target))
 
 
 def iter_git_blobs(repo_dir: Path, commit: str) -> Iterator[tuple[str, bytes]]:
@@ -78,7 +83,11 @@ def read_git_tree(repo_dir: Path, repo: str, commit: str) -> Snapshot:
     """The tree at `commit`, as git stores it (bare or not)."""
     texts: dict[str, str] = {}
     others: list[str] = []
+    skipped: list[str] = []
     for path, data in iter_git_blobs(repo_dir, commit):
+        if (shown := undecodable(path)) is not None:
+            skipped.append(shown)
+            continue
         text = as_text(data)
         if text is None:
             others.append(path)
@@ -90,6 +99,7 @@ def read_git_tree(repo_dir: Path, repo: str, commit: str) -> Snapshot:
         origin=f"{repo_dir}@{commit}",
         texts=texts,
         other_paths=tuple(sorted(others)),
+        undecodable_paths=tuple(sorted(skipped)),
         writer=lambda target: _export_git(repo_dir, commit, target),
     )
 

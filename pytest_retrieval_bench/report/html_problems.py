@@ -7,7 +7,8 @@ from typing import Any
 
 from pytest_retrieval_bench.report.html_parts import esc
 
-KIND_TEXT = {"empty_snapshot": "no text file in the snapshot", "gold_not_in_snapshot": "gold file not in the snapshot"}
+KIND_TEXT = {"empty_snapshot": "no text file in the snapshot", "gold_not_in_snapshot": "gold file not in the snapshot",
+             "undecodable_path": "file name not valid UTF-8, left out"}
 
 
 def snapshot_problems_banner(report: dict[str, Any]) -> str:
