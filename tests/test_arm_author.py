@@ -210,7 +210,8 @@ def test_partial_is_said_only_when_a_report_is_written(bench: pytest.Pytester) -
 def _readme_commands() -> list[list[str]]:
     """The README's main command and its archive command, as a user pastes them."""
     text = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```\n(.*?)```", text, flags=re.S)
+    section = text[text.index("## The two commands"):]
+    blocks = re.findall(r"```\n(.*?)```", section, flags=re.S)
     commands = []
     for block in blocks[:2]:
         joined = block.replace("\\\n", " ")

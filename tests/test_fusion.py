@@ -90,7 +90,7 @@ def test_parse_fusion(entry: str, expected: FusionArm) -> None:
 
 @pytest.mark.parametrize(("entry", "why"), [
     ("f", "needs a name"), ("=a,b", "needs a name"), ("f=a", "at least two"), ("f=a,a", "named twice"),
-    ("f=a,b:k=0", "at least 1"), ("f=a,b:k=x", "whole number"), ("f=a*0,b", "positive"), ("f=a*nan,b", "positive"),
+    ("f=a,b:k=0", "from 1 to"), ("f=a,b:k=x", "whole number"), ("f=a*0,b", "positive"), ("f=a*nan,b", "positive"),
     ("f=a,,b", "empty component"), ("f=f,b", "fuse itself"), ("f[x]=a,b", "needs a name"),
 ])
 def test_parse_fusion_refuses(entry: str, why: str) -> None:
