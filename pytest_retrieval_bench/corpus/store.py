@@ -47,6 +47,8 @@ class SnapshotStore:
         self.cache = cache
         #: index work done since the last `drain_events()`: {snapshot, kind, source, seconds}
         self.events: list[dict[str, Any]] = []
+        #: the snapshots read since the last `drain_loads()`, once per read (a revisit reads again)
+        self.loads: list[str] = []
         self._current: Snapshot | None = None
         self._failures: dict[str, str] = {}
         self._prepared: set[tuple[str, str]] = set()
@@ -72,6 +74,7 @@ class SnapshotStore:
             self._failures[key] = str(error)
             raise
         self._current = snapshot
+        self.loads.append(key)
         return snapshot
 
     def load_apart(self, repo: str, commit: str) -> Snapshot:
@@ -135,6 +138,10 @@ class SnapshotStore:
     def drain_events(self) -> list[dict[str, Any]]:
         events, self.events = self.events, []
         return events
+
+    def drain_loads(self) -> list[str]:
+        loads, self.loads = self.loads, []
+        return loads
 
     def _indexes(self, snapshot: Snapshot, kind: str) -> LexicalIndex | ChunkIndex | RepoMapIndex:
         """One kind of index ("lexical", "chunks" or "repomap"), from the cache when it holds a sound entry.
