@@ -14,7 +14,7 @@ from typing import Any, Generator
 import orjson
 import pytest
 
-from pytest_retrieval_bench import dist_mode, hookspecs
+from pytest_retrieval_bench import dist_mode, hookspecs, progress
 from pytest_retrieval_bench.bench.session import BenchSession
 from pytest_retrieval_bench.collect import RECORD_KEY, BenchFile, BenchItem
 from pytest_retrieval_bench.corpus.copies import make_base_directory
@@ -40,6 +40,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+    progress.add_ini(parser)
 
 
 def _role(config: pytest.Config) -> str:
@@ -76,6 +77,8 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = settings.with_samples(samples)
     if role != "worker":
         refuse_destructive_outputs(settings)
+    if role == "local":  # a worker has no terminal; the controller sets no snapshot up
+        progress.install(config)
     if role == "worker":
         base, owns = Path(config.workerinput[WORKER_BASE]), False  # type: ignore[attr-defined]
     else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import pytest
 
@@ -22,6 +22,7 @@ from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, REFERENCE_ARMS, s
 from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.file_digests import FileDigests
+from pytest_retrieval_bench.corpus.progress import SetupCounts
 from pytest_retrieval_bench.corpus.read_receipts import ReadReceipts
 from pytest_retrieval_bench.corpus.release import unpack_release_corpus
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
@@ -325,10 +326,12 @@ class BenchSession:
         return sample.snapshot_key if sample else None
 
     # -- running ------------------------------------------------------------------------------
-    def open_snapshot(self, key: str) -> Snapshot:
-        """Set-up of one snapshot: read it, and build or load the indexes its selected arms use."""
+    def open_snapshot(self, key: str, notify: Callable[[SetupCounts], None] | None = None) -> Snapshot:
+        """Set-up of one snapshot: read it, and build or load the indexes its selected arms use
+        (`notify` hears the counts as they change)."""
         repo, _, commit = key.rpartition("@")
-        return self.store.open(repo, commit, self.index_kinds.get(key, set()))
+        kinds = self.index_kinds.get(key, set())
+        return self.store.open(repo, commit, kinds, SetupCounts(key, len(kinds), notify) if notify is not None else None)
 
     def release_snapshot(self, key: str) -> None:
         self.store.release(key)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Iterator
 
 from pytest_retrieval_bench.corpus.copy_files import CopyWriter, copy_regular_files
+from pytest_retrieval_bench.corpus.progress import Counted
 from pytest_retrieval_bench.corpus.snapshot import Snapshot, as_text
 from pytest_retrieval_bench.errors import SnapshotError
 
@@ -24,25 +25,28 @@ def git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
     return result.stdout
 
 
-def read_directory(root: Path, repo: str, commit: str) -> Snapshot:
-    """Every regular file below `root` except `.git`; symbolic links are not followed."""
-    texts: dict[str, str] = {}
-    others: list[str] = []
+def read_directory(root: Path, repo: str, commit: str, progress: Counted | None = None) -> Snapshot:
+    """Every regular file below `root` except `.git`; symbolic links are not followed.
+
+    The files are listed first, so `progress` hears how many there are before the reads."""
+    found: list[Path] = []
     for directory, subdirs, files in os.walk(root, followlinks=False):
         subdirs[:] = sorted(name for name in subdirs if name != ".git")
-        for name in sorted(files):
-            full = Path(directory, name)
-            if full.is_symlink() or not full.is_file():
-                continue
-            relative = full.relative_to(root).as_posix()
-            try:
-                text = as_text(full.read_bytes())
-            except OSError as error:
-                raise SnapshotError(f"cannot read {full}: {error.strerror or error}") from error
-            if text is None:
-                others.append(relative)
-            else:
-                texts[relative] = text
+        found.extend(full for name in sorted(files) if not (full := Path(directory, name)).is_symlink() and full.is_file())
+    texts: dict[str, str] = {}
+    others: list[str] = []
+    for number, full in enumerate(found, start=1):
+        relative = full.relative_to(root).as_posix()
+        try:
+            text = as_text(full.read_bytes())
+        except OSError as error:
+            raise SnapshotError(f"cannot read {full}: {error.strerror or error}") from error
+        if text is None:
+            others.append(relative)
+        else:
+            texts[relative] = text
+        if progress is not None:
+            progress(number, len(found))
     return Snapshot(repo=repo, commit=commit, origin=str(root), texts=texts, other_paths=tuple(sorted(others)), writer=lambda target: copy_regular_files(root, target))
 
 
@@ -74,16 +78,18 @@ def _iter_blobs_with_modes(repo_dir: Path, commit: str) -> Iterator[tuple[str, b
         offset = header_end + 1 + size + 1
 
 
-def read_git_tree(repo_dir: Path, repo: str, commit: str) -> Snapshot:
+def read_git_tree(repo_dir: Path, repo: str, commit: str, progress: Counted | None = None) -> Snapshot:
     """The tree at `commit`, as git stores it (bare or not)."""
     texts: dict[str, str] = {}
     others: list[str] = []
-    for path, data in iter_git_blobs(repo_dir, commit):
+    for number, (path, data) in enumerate(iter_git_blobs(repo_dir, commit), start=1):
         text = as_text(data)
         if text is None:
             others.append(path)
         else:
             texts[path] = text
+        if progress is not None:
+            progress(number, None)
     return Snapshot(
         repo=repo,
         commit=commit,
@@ -101,7 +107,7 @@ def _export_git(repo_dir: Path, commit: str, target: Path) -> None:
         writer.write(path, data, executable=mode == b"100755")
 
 
-def read_worktree(path: Path, repo: str, commit: str) -> Snapshot:
+def read_worktree(path: Path, repo: str, commit: str, progress: Counted | None = None) -> Snapshot:
     """A git worktree must be clean and at `commit`; its tree is then read from git itself."""
     head = git(path, "rev-parse", "HEAD").decode().strip()
     if head != commit:
@@ -110,7 +116,7 @@ def read_worktree(path: Path, repo: str, commit: str) -> Snapshot:
     if dirty.strip():
         first = dirty.strip().splitlines()[0]
         raise SnapshotError(f"snapshot {path} is a git worktree with uncommitted changes (first: {first!r})")
-    return read_git_tree(path, repo, commit)
+    return read_git_tree(path, repo, commit, progress)
 
 
 def find_repository(repos_dir: Path, repo: str) -> Path | None:
