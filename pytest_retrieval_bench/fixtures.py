@@ -18,6 +18,7 @@ from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
 from pytest_retrieval_bench.bench.snapshot_failures import SnapshotUnavailable
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.errors import SnapshotError
+from pytest_retrieval_bench.progress import showing_setup
 from pytest_retrieval_bench.samples import Sample
 
 SESSION_KEY = pytest.StashKey[BenchSession]()
@@ -42,7 +43,8 @@ def bench_snapshot(request: pytest.FixtureRequest) -> Iterator[Snapshot]:
     if not isinstance(key, str):
         pytest.fail("bench_snapshot is set up by bench items; in a test, use bench_snapshots(key)", pytrace=False)
     try:
-        snapshot = bench.open_snapshot(key)
+        with showing_setup(request.config, key) as notify:
+            snapshot = bench.open_snapshot(key, notify)
     except SnapshotError as error:
         problem = f"snapshot {key}: {error}"
     else:

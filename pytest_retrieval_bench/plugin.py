@@ -13,7 +13,7 @@ from typing import Any, Generator
 import orjson
 import pytest
 
-from pytest_retrieval_bench import hookspecs
+from pytest_retrieval_bench import dist_mode, hookspecs, progress
 from pytest_retrieval_bench.bench.ini_samples import note_ini_samples_not_applied
 from pytest_retrieval_bench.bench.session import BenchSession
 from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
@@ -39,10 +39,12 @@ WORKER_PROBLEM_KEY = pytest.StashKey[str]()
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
+    pluginmanager.register(dist_mode, "retrieval-bench-dist-mode")  # reads whether an xdist mode was given, before xdist fills one in
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+    progress.add_ini(parser)
 
 
 def _role(config: pytest.Config) -> str:
@@ -80,6 +82,8 @@ def pytest_configure(config: pytest.Config) -> None:
     settings = settings.with_samples(samples)
     if role != "worker":
         refuse_destructive_outputs(settings)
+    if role == "local":  # a worker has no terminal; the controller sets no snapshot up
+        progress.install(config)
     if role == "worker":
         base, owns = Path(config.workerinput[WORKER_BASE]), False  # type: ignore[attr-defined]
     else:
@@ -104,6 +108,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if role == "controller":
         from pytest_retrieval_bench.xdist import ControllerHooks
 
+        dist_mode.choose_snapshot_groups(config)
+
         invocation, rootdir = path_bases(config)
         config.pluginmanager.register(ControllerHooks(bench, {WORKER_BASE: str(base), WORKER_SAMPLES: [str(path) for path in samples],
                                                              WORKER_BENCH_ONLY: bench_only,
@@ -119,7 +125,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
     bench = bench_session(config)
-    return header_lines(bench) if bench is not None and bench.role != "worker" else None
+    return header_lines(bench) + dist_mode.header_lines(config) if bench is not None and bench.role != "worker" else None
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -194,6 +200,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if call.when == "setup":
         report.retrieval_bench_setup = item.bench.store.drain_events()
         snapshot_checks(item.config).attach(report)
+        report.retrieval_bench_loads = item.bench.store.drain_loads()
     return report
 
 
@@ -215,6 +222,8 @@ class RecordCollector:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.bench.snapshot_setups.extend(getattr(report, "retrieval_bench_setup", None) or ())
         snapshot_checks(self.bench.config).receive(report)
+        worker = getattr(report, "worker_id", None)  # xdist's, on a worker's report
+        self.bench.snapshot_loads.extend((key, worker) for key in getattr(report, "retrieval_bench_loads", None) or ())
         record = getattr(report, "retrieval_bench_record", None)
         if record is not None:
             self.bench.add_record(record)

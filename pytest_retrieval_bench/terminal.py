@@ -114,16 +114,24 @@ def header_lines(bench: "BenchSession") -> list[str]:
 
 
 
+def load_count(loads: list[tuple[str, str | None]]) -> str:
+    """How many times snapshots were read, and by how many xdist workers: more reads than
+    snapshots means a snapshot was set up again (on another worker, or revisited)."""
+    workers = {worker for _, worker in loads if worker is not None}
+    return f"{len(loads)} snapshot loads" + (f" in {len(workers)} workers" if workers else "")
+
+
 def summary_lines(bench: "BenchSession") -> list[tuple[str, dict[str, bool]]]:
     """The summary block, each line with its terminal markup (failures red, partial yellow)."""
     lines: list[tuple[str, dict[str, bool]]] = [(line, {}) for line in report_lines(bench.report or {}, bench.settings.limit,
                                                                                    bench.settings.table_groups, bench.settings.baseline)]
-    setups = bench.snapshot_setups
-    if setups:
+    setups, loads = bench.snapshot_setups, bench.snapshot_loads
+    if setups or loads:
         built = [event for event in setups if event["source"] == "built"]
         seconds = sum(event["seconds"] for event in built)
-        lines.append((f"retrieval-bench: {len({event['snapshot'] for event in setups})} snapshots set up: {len(built)} indexes built "
-                      f"({seconds:.2f} s), {len(setups) - len(built)} loaded from cache", {}))
+        snapshots = {event["snapshot"] for event in setups} | {key for key, _ in loads}
+        lines.append((f"retrieval-bench: {len(snapshots)} snapshots set up: {len(built)} indexes built "
+                      f"({seconds:.2f} s), {len(setups) - len(built)} loaded from cache ({load_count(loads)})", {}))
     partial = (bench.report or {}).get("partial")
     settings = bench.settings
     if partial and (settings.report is not None or settings.markdown is not None or settings.html is not None):  # only a written report is partial

@@ -5,7 +5,8 @@ copy, whichever worker made it), the samples files the controller chose and whet
 runs alone; the controller learns from
 each worker's collection which (sample, arm) items to expect, to list the ones that never report.
 
-Under `--dist loadgroup` the controller schedules bench items by snapshot itself: xdist's
+Under `--dist loadgroup` (also what a bench run uses when `-n` comes without a mode, see
+`dist_mode`) the controller schedules bench items by snapshot itself: xdist's
 own grouping rewrites node ids, which newer pytest releases no longer allow, so relying on it
 would silently scatter one snapshot's items (and its index builds) over every worker.
 """

@@ -75,6 +75,57 @@ def test_one_worker_per_snapshot_under_loadgroup(pytester: pytest.Pytester) -> N
         assert len(names) == 1, f"{repo} ran on {sorted(names)}"
 
 
+SNAPSHOTS = {(row["repo"], row["base_commit"]) for row in ROWS.values()}
+LOADS_LINE = re.compile(r"retrieval-bench: (\d+) snapshots set up: .*\((\d+) snapshot loads in (\d+) workers\)$")
+CHOSEN_LINE = "retrieval-bench: xdist --dist loadgroup (each snapshot's items on one worker; give --dist load for xdist's default)"
+
+
+def workers_by_repo(lines: list[str]) -> dict[str, set[str]]:
+    """Which workers ran each repository's items, from `-v` lines (`[gw0] ... samples.jsonl::<id>[<arm>]`)."""
+    workers: dict[str, set[str]] = {}
+    for line in lines:
+        match = re.match(r"^\[(gw\d+)\] .*samples\.jsonl::(\w+)\[([^\]]+)\]", line)
+        if match:
+            workers.setdefault(ROWS[match[2]]["repo"], set()).add(match[1])
+    return workers
+
+
+def snapshot_loads(lines: list[str]) -> tuple[int, int, int]:
+    """(snapshots, snapshot loads, workers) of the summary's set-up line."""
+    found = [match for line in lines if (match := LOADS_LINE.search(line))]
+    assert len(found) == 1, lines[-20:]
+    return int(found[0][1]), int(found[0][2]), int(found[0][3])
+
+
+def test_plain_n_sets_each_snapshot_up_once(pytester: pytest.Pytester) -> None:
+    """`-n 2` with no `--dist`: the bench picks its snapshot-grouped scheduling, says so in the
+    header, and the summary counts one snapshot load per snapshot."""
+    result = pytester.runpytest_subprocess("-n", "2", *bench_args("-v"))
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert CHOSEN_LINE in result.outlines
+    workers = workers_by_repo(result.outlines)
+    assert set(workers) == {repo for repo, _ in SNAPSHOTS}
+    for repo, names in workers.items():
+        assert len(names) == 1, f"{repo} ran on {sorted(names)}"
+    assert snapshot_loads(result.outlines) == (len(SNAPSHOTS), len(SNAPSHOTS), 2)
+
+
+@pytest.mark.parametrize("given", ["--dist=load", "-d", "addopts"])
+def test_an_explicit_dist_load_is_kept(pytester: pytest.Pytester, given: str) -> None:
+    """`--dist load` (or `-d`, or either in addopts) keeps xdist's own load scheduling: its first
+    round hands items out in turn, so a snapshot is set up on both workers, and the loads say so."""
+    if given == "addopts":
+        pytester.makeini("[pytest]\naddopts = --dist load\n")
+    result = pytester.runpytest_subprocess("-n", "2", *([given] if given != "addopts" else []), *bench_args("-v"))
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert CHOSEN_LINE not in result.outlines
+    workers = workers_by_repo(result.outlines)
+    pairs = sum(len(names) for names in workers.values())
+    snapshots, loads, worker_count = snapshot_loads(result.outlines)
+    assert (snapshots, worker_count) == (len(SNAPSHOTS), 2)
+    assert pairs > len(SNAPSHOTS) and loads >= pairs
+
+
 CRASH_CONFTEST = f"""
 import os
 import signal

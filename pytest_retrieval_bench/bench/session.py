@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import pytest
 
@@ -20,6 +20,7 @@ from pytest_retrieval_bench.arms.registry import BUILTIN_ARMS, REFERENCE_ARMS, s
 from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.file_digests import FileDigests
+from pytest_retrieval_bench.corpus.progress import SetupCounts
 from pytest_retrieval_bench.corpus.read_receipts import ReadReceipts
 from pytest_retrieval_bench.corpus.release import unpack_release_corpus
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
@@ -77,6 +78,7 @@ class BenchSession:
         self.component_records: dict[tuple[str, str], dict[str, Any]] = {}
         self._components = {name for fusion in self.fusions.values() for name in fusion.component_names}
         self.snapshot_setups: list[dict[str, Any]] = []
+        self.snapshot_loads: list[tuple[str, str | None]] = []  # (snapshot, xdist worker or None) per read
         self._snapshot_keys = sorted({sample.snapshot_key for sample in self.samples_by_id.values()})
         self._snapshot_params = {key: SnapshotKey(key) for key in self._snapshot_keys}
         self._snapshot_ordinals = {key: number for number, key in enumerate(self._snapshot_keys)}
@@ -249,10 +251,12 @@ class BenchSession:
         return sample.snapshot_key if sample else None
 
     # -- running ------------------------------------------------------------------------------
-    def open_snapshot(self, key: str) -> Snapshot:
-        """Set-up of one snapshot: read it, and build or load the indexes its selected arms use."""
+    def open_snapshot(self, key: str, notify: Callable[[SetupCounts], None] | None = None) -> Snapshot:
+        """Set-up of one snapshot: read it, and build or load the indexes its selected arms use
+        (`notify` hears the counts as they change)."""
         repo, _, commit = key.rpartition("@")
-        return self.store.open(repo, commit, self.index_kinds.get(key, set()))
+        kinds = self.index_kinds.get(key, set())
+        return self.store.open(repo, commit, kinds, SetupCounts(key, len(kinds), notify) if notify is not None else None)
 
     def release_snapshot(self, key: str) -> None:
         self.store.release(key)

@@ -13,6 +13,7 @@ import zstandard
 
 from pytest_retrieval_bench.corpus.copy_files import find_path_clash
 from pytest_retrieval_bench.corpus.file_row_texts import FileRowTexts
+from pytest_retrieval_bench.corpus.progress import Counted
 from pytest_retrieval_bench.corpus.read_receipts import Receipt, ReadReceipts, identity
 from pytest_retrieval_bench.corpus.snapshot import Snapshot, check_relative_path, is_text
 from pytest_retrieval_bench.errors import InputError, SnapshotError
@@ -89,7 +90,7 @@ def check_clash(source: str, first_line: dict[str, int]) -> None:
                          line=first_line[below], field="path")
 
 
-def read_chunk_file(path: Path, repo: str, commit: str, receipts: ReadReceipts | None = None) -> Snapshot:
+def read_chunk_file(path: Path, repo: str, commit: str, receipts: ReadReceipts | None = None, progress: Counted | None = None) -> Snapshot:
     """Read a chunk file; file rows become the snapshot, every row feeds the bench's own rankers.
 
     A row with an absolute path, a `..` component or a repeated file path is a corpus error
@@ -122,6 +123,8 @@ def read_chunk_file(path: Path, repo: str, commit: str, receipts: ReadReceipts |
                     orphans.append((number, row))  # before its file row, or an orphan: checked once every file row is known
                 continue
             file_rows.append((number, start, offset, int(tree.add_file(row, number))))
+            if progress is not None:
+                progress(len(file_rows), None)
         check_clash(tree.source, tree.first_line)
         for number, row in orphans:
             if row["path"] not in tree.first_line:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Callable
 
 from pytest_retrieval_bench.corpus.chunks import check_promises, find_chunk_file, locate_chunk_file, read_chunk_file
+from pytest_retrieval_bench.corpus.progress import Counted
 from pytest_retrieval_bench.corpus.read_receipts import ReadReceipts
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.tree import (directory_bytes, find_repository, git_tree_bytes, read_directory, read_git_tree, read_worktree,
@@ -50,28 +51,29 @@ class SnapshotResolver:
                 return git_tree_bytes(repository, commit)
         return 0
 
-    def load(self, repo: str, commit: str, whole: bool = False) -> Snapshot:
-        """The snapshot; a release's chunk rows are all read when `whole` (or when it has no receipt)."""
+    def load(self, repo: str, commit: str, whole: bool = False, progress: Counted | None = None) -> Snapshot:
+        """The snapshot; a release's chunk rows are all read when `whole` (or when it has no receipt).
+        `progress` hears the files read as the reader goes."""
         key = f"{repo}@{commit}"
         if key in self.explicit:
             path = self.explicit[key]
             if not path.is_dir():
                 raise SnapshotError(f"--bench-snapshot {key}={path}: not a directory")
             if (path / ".git").exists():
-                return read_worktree(path, repo, commit)
-            return read_directory(path, repo, commit)
+                return read_worktree(path, repo, commit, progress)
+            return read_directory(path, repo, commit, progress)
         searched: list[str] = []
         for corpus_dir in self._all_corpus_dirs():
             source, notes = locate_chunk_file(corpus_dir, repo, commit)
             if source is not None:
-                snapshot = read_chunk_file(source.path, repo, commit, None if whole else self.receipts)
+                snapshot = read_chunk_file(source.path, repo, commit, None if whole else self.receipts, progress)
                 check_promises(source, snapshot)
                 return snapshot
             searched.append(f"corpus {corpus_dir}" + (f" ({'; '.join(notes)})" if notes else ""))
         if self.repos_dir is not None:
             repository = find_repository(self.repos_dir, repo)
             if repository is not None:
-                return read_git_tree(repository, repo, commit)
+                return read_git_tree(repository, repo, commit, progress)
             searched.append(f"repositories {self.repos_dir} ({repository_miss(self.repos_dir, repo, commit)})")
         where = "; searched " + ", ".join(searched) if searched else "; no --bench-snapshot, --bench-corpus or --bench-repos given"
         raise SnapshotError(f"no snapshot for {key}{where}")

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any, Iterable, Iterator
 
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
+from pytest_retrieval_bench.corpus.progress import Counted, SetupCounts
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.errors import SnapshotError
@@ -47,9 +48,13 @@ class SnapshotStore:
         self.cache = cache
         #: index work done since the last `drain_events()`: {snapshot, kind, source, seconds}
         self.events: list[dict[str, Any]] = []
+        #: the snapshots read since the last `drain_loads()`, once per read (a revisit reads again)
+        self.loads: list[str] = []
         self._current: Snapshot | None = None
         self._failures: dict[str, str] = {}
         self._prepared: set[tuple[str, str]] = set()
+        #: the counts of the set-up under way in `open`, told of each file read and index made
+        self._progress: SetupCounts | None = None
 
     def prepare(self, arm: Any, snapshot: Snapshot) -> None:
         """Run an arm's optional per-snapshot `prepare` step once, before its first request."""
@@ -72,12 +77,17 @@ class SnapshotStore:
             self._failures[key] = str(error)
             raise
         self._current = snapshot
+        self.loads.append(key)
         return snapshot
 
     def load_apart(self, repo: str, commit: str) -> Snapshot:
         """A snapshot read afresh, with this store's private copies and index cache, but not held
         as the current one (an ordinary test's `bench_snapshots(key)`)."""
-        snapshot = self.resolver.load(repo, commit)
+        progress = self._progress
+        snapshot = self.resolver.load(repo, commit, progress=progress.read if progress is not None else None)
+        if progress is not None:  # every file is known now: the builds' share can be estimated
+            files = len(snapshot.texts) + len(snapshot.other_paths)
+            progress.read(files, files)
         snapshot.digest_wanted = self.cache is not None  # the cache key: hashing every row is for nothing without a cache
         snapshot.directory_provider = self.copies.get
         snapshot.index_loader = self._indexes
@@ -90,10 +100,15 @@ class SnapshotStore:
         if self._current is not None and self._current.key == key:
             self._current = None
 
-    def open(self, repo: str, commit: str, index_kinds: Iterable[str]) -> Snapshot:
-        """Load a snapshot and build (or load) the indexes its selected arms use."""
-        with cyclic_gc_paused():
-            return self._open(repo, commit, index_kinds)
+    def open(self, repo: str, commit: str, index_kinds: Iterable[str], progress: SetupCounts | None = None) -> Snapshot:
+        """Load a snapshot and build (or load) the indexes its selected arms use; `progress`
+        counts the files read and the indexes made as they go."""
+        self._progress = progress
+        try:
+            with cyclic_gc_paused():
+                return self._open(repo, commit, index_kinds)
+        finally:
+            self._progress = None
 
     def _open(self, repo: str, commit: str, index_kinds: Iterable[str]) -> Snapshot:
         snapshot = self.get(repo, commit)
@@ -123,7 +138,8 @@ class SnapshotStore:
                 started = time.perf_counter()
         if not missing:
             return
-        build = OneReadBuild(snapshot.texts, self._rows(snapshot) if "chunks" in missing else None, "lexical" in missing)
+        build = OneReadBuild(snapshot.texts, self._rows(snapshot) if "chunks" in missing else None, "lexical" in missing,
+                             progress=self._building())
         build.read()
         snapshot.drop_rows()  # read: the counts are all the build needs of them now
         lexical, chunks = build.finish()
@@ -136,6 +152,10 @@ class SnapshotStore:
         events, self.events = self.events, []
         return events
 
+    def drain_loads(self) -> list[str]:
+        loads, self.loads = self.loads, []
+        return loads
+
     def _indexes(self, snapshot: Snapshot, kind: str) -> LexicalIndex | ChunkIndex | RepoMapIndex:
         """One kind of index ("lexical", "chunks" or "repomap"), from the cache when it holds a sound entry.
 
@@ -143,18 +163,24 @@ class SnapshotStore:
         its map is built from one file row per text file.
         """
         if kind == "chunks" and not snapshot.has_rows:
-            return ChunkIndex.of_files(snapshot.lexical_index())
+            index = ChunkIndex.of_files(snapshot.lexical_index())
+            if self._progress is not None:
+                self._progress.index_done()
+            return index
         started = time.perf_counter()
         cached = self._from_cache(snapshot, kind, started)
         if cached is not None:
             return cached
         if kind == "lexical":  # a tree's (or a release's not built with its rows): a document at a time, lean on memory
-            index: LexicalIndex | ChunkIndex | RepoMapIndex = LexicalIndex.build(snapshot.text_files())
+            index: LexicalIndex | ChunkIndex | RepoMapIndex = LexicalIndex.build(snapshot.text_files(), self._building())
         elif kind == "repomap":
-            index = build_repomap(self._rows(snapshot) if snapshot.has_rows else file_chunks(snapshot.text_files()))
+            index = build_repomap(self._rows(snapshot) if snapshot.has_rows else file_chunks(snapshot.text_files()), self._building())
         else:
             index = build_indexes(snapshot.texts, self._rows(snapshot), False)[1]  # type: ignore[assignment]
         return self._built(snapshot, kind, index, started)
+
+    def _building(self) -> Counted | None:
+        return self._progress.building if self._progress is not None else None
 
     def _from_cache(self, snapshot: Snapshot, kind: str, started: float) -> LexicalIndex | ChunkIndex | RepoMapIndex | None:
         """A sound cache entry of this kind, with its set-up event; None when there is none (or no cache)."""
@@ -180,6 +206,8 @@ class SnapshotStore:
     def _event(self, snapshot: Snapshot, kind: str, source: str, started: float) -> None:
         self.events.append({"snapshot": snapshot.key, "kind": kind, "source": source, "files": len(snapshot.texts),
                             "seconds": round(time.perf_counter() - started, 3)})
+        if self._progress is not None:
+            self._progress.index_done()
 
     def close(self) -> None:
         self._current = None

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Iterator
 
 from pytest_retrieval_bench.corpus.copy_files import CopyWriter, copy_regular_files
+from pytest_retrieval_bench.corpus.progress import Counted
 from pytest_retrieval_bench.corpus.snapshot import Snapshot, as_text, undecodable
 from pytest_retrieval_bench.errors import SnapshotError
 
@@ -24,21 +25,23 @@ def git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
     return result.stdout
 
 
-def read_directory(root: Path, repo: str, commit: str) -> Snapshot:
-    """Every regular file below `root` except `.git`; symbolic links are not followed."""
+def read_directory(root: Path, repo: str, commit: str, progress: Counted | None = None) -> Snapshot:
+    """Every regular file below `root` except `.git`; symbolic links are not followed; a name that
+    is not valid UTF-8 is left out (listed in `undecodable_paths`).
+
+    The files are listed first, so `progress` hears how many there are before the reads."""
+    found: list[Path] = []
+    for directory, subdirs, files in os.walk(root, followlinks=False):
+        subdirs[:] = sorted(name for name in subdirs if name != ".git")
+        found.extend(full for name in sorted(files) if not (full := Path(directory, name)).is_symlink() and full.is_file())
     texts: dict[str, str] = {}
     others: list[str] = []
     skipped: list[str] = []
-    for directory, subdirs, files in os.walk(root, followlinks=False):
-        subdirs[:] = sorted(name for name in subdirs if name != ".git")
-        for name in sorted(files):
-            full = Path(directory, name)
-            if full.is_symlink() or not full.is_file():
-                continue
-            relative = full.relative_to(root).as_posix()
-            if (shown := undecodable(relative)) is not None:
-                skipped.append(shown)
-                continue
+    for number, full in enumerate(found, start=1):
+        relative = full.relative_to(root).as_posix()
+        if (shown := undecodable(relative)) is not None:
+            skipped.append(shown)
+        else:
             try:
                 text = as_text(full.read_bytes())
             except OSError as error:
@@ -47,6 +50,8 @@ def read_directory(root: Path, repo: str, commit: str) -> Snapshot:
                 others.append(relative)
             else:
                 texts[relative] = text
+        if progress is not None:
+            progress(number, len(found))
     return Snapshot(repo=repo, commit=commit, origin=str(root), texts=texts, other_paths=tuple(sorted(others)),
                     undecodable_paths=tuple(sorted(skipped)), writer=lambda target: copy_regular_files(root, target))
 
@@ -79,20 +84,20 @@ def _iter_blobs_with_modes(repo_dir: Path, commit: str) -> Iterator[tuple[str, b
         offset = header_end + 1 + size + 1
 
 
-def read_git_tree(repo_dir: Path, repo: str, commit: str) -> Snapshot:
+def read_git_tree(repo_dir: Path, repo: str, commit: str, progress: Counted | None = None) -> Snapshot:
     """The tree at `commit`, as git stores it (bare or not)."""
     texts: dict[str, str] = {}
     others: list[str] = []
     skipped: list[str] = []
-    for path, data in iter_git_blobs(repo_dir, commit):
+    for number, (path, data) in enumerate(iter_git_blobs(repo_dir, commit), start=1):
         if (shown := undecodable(path)) is not None:
             skipped.append(shown)
-            continue
-        text = as_text(data)
-        if text is None:
+        elif (text := as_text(data)) is None:
             others.append(path)
         else:
             texts[path] = text
+        if progress is not None:
+            progress(number, None)
     return Snapshot(
         repo=repo,
         commit=commit,
@@ -111,7 +116,7 @@ def _export_git(repo_dir: Path, commit: str, target: Path) -> None:
         writer.write(path, data, executable=mode == b"100755")
 
 
-def read_worktree(path: Path, repo: str, commit: str) -> Snapshot:
+def read_worktree(path: Path, repo: str, commit: str, progress: Counted | None = None) -> Snapshot:
     """A git worktree must be clean and at `commit`; its tree is then read from git itself."""
     head = git(path, "rev-parse", "HEAD").decode().strip()
     if head != commit:
@@ -120,7 +125,7 @@ def read_worktree(path: Path, repo: str, commit: str) -> Snapshot:
     if dirty.strip():
         first = dirty.strip().splitlines()[0]
         raise SnapshotError(f"snapshot {path} is a git worktree with uncommitted changes (first: {first!r})")
-    return read_git_tree(path, repo, commit)
+    return read_git_tree(path, repo, commit, progress)
 
 
 def repository_names(repo: str) -> list[str]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate, chain, repeat
 from pathlib import PurePosixPath
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 import numpy as np
 
@@ -255,18 +255,23 @@ class LexicalIndex:
     words: Postings
 
     @classmethod
-    def build(cls, text_files: Iterable[tuple[str, str]]) -> "LexicalIndex":
-        """One tokenizer at a time over the files, each file in pieces (see `stream_tokens`)."""
+    def build(cls, text_files: Iterable[tuple[str, str]], progress: Callable[[int, int | None], None] | None = None) -> "LexicalIndex":
+        """One tokenizer at a time over the files, each file in pieces (see `stream_tokens`);
+        `progress` hears each file of the two passes counted."""
         files = list(text_files)
         paths = [path for path, _ in files]
         words = PostingsBuilder()
-        for _, text in files:
+        for number, (_, text) in enumerate(files, start=1):
             words.add(stream_tokens(word_runs, text))
+            if progress is not None:
+                progress(number, 2 * len(files))
         word_postings = words.finish()  # first: it is the larger of the two builds
         del words
         content = PostingsBuilder()
-        for _, text in files:
+        for number, (_, text) in enumerate(files, start=len(files) + 1):
             content.add(stream_tokens(bench_tokens, text))
+            if progress is not None:
+                progress(number, 2 * len(files))
         return cls(
             paths=paths,
             doc_lengths=np.array(content.lengths, dtype=np.int64),

@@ -18,7 +18,7 @@ does not is indexed a row at a time (`ChunkIndex.build`): same result, slower.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -47,8 +47,10 @@ def grouped_in_path_order(rows: list[dict[str, Any]]) -> bool:
 class _Build:
     """The state of one build: the vocabularies and the counts."""
 
-    def __init__(self, texts: dict[str, str], rows: list[dict[str, Any]] | None, lexical: bool, batch_tokens: int):
+    def __init__(self, texts: dict[str, str], rows: list[dict[str, Any]] | None, lexical: bool, batch_tokens: int,
+                 progress: Callable[[int, int | None], None] | None = None):
         self.texts = texts
+        self.progress = progress
         self.paths = sorted(texts)
         self.words = TermIds()
         self.bench = TermIds()
@@ -97,12 +99,15 @@ class _Build:
     def run(self) -> None:
         """Every path, in path order: its file text read once, then its chunk rows in row order."""
         doc = 0
-        for path in sorted({*self.texts, *self.rows_of}):
+        paths = sorted({*self.texts, *self.rows_of})
+        for number, path in enumerate(paths, start=1):
             text = self.texts.get(path)
             ids, served = self.add_file(doc, path, text) if text is not None else (NO_IDS, {})
             doc += text is not None
             if self.chunks is not None and self.rows is not None and path in self.rows_of:
                 self.add_rows(self.rows_of[path], ids, served)
+            if self.progress is not None:
+                self.progress(number, len(paths))
 
     def add_file(self, doc: int, path: str, text: str) -> tuple[np.ndarray, dict[int, tuple[int, int]]]:
         """Read one file once and count it for the whole-file indexes; its ids, and the slices of
@@ -161,10 +166,12 @@ class OneReadBuild:
     every text once and keeps only counts (and what the chunk index keeps of each row);
     `finish` lays the postings out."""
 
-    def __init__(self, texts: dict[str, str], rows: list[dict[str, Any]] | None, lexical: bool, batch_tokens: int = BATCH_TOKENS):
+    def __init__(self, texts: dict[str, str], rows: list[dict[str, Any]] | None, lexical: bool, batch_tokens: int = BATCH_TOKENS,
+                 progress: Callable[[int, int | None], None] | None = None):
+        """`progress` hears each path read, over the number of paths."""
         ungrouped = rows is not None and not grouped_in_path_order(rows)
         self._rows_apart = rows if ungrouped else None
-        self._build: _Build | None = _Build(texts, None if ungrouped else rows, lexical, batch_tokens)
+        self._build: _Build | None = _Build(texts, None if ungrouped else rows, lexical, batch_tokens, progress)
         self.labels: RowLabels | None = None
         self._chunks_apart: ChunkIndex | None = None
         self.path_counts = PairCounts(len(self._build.paths), batch_tokens)

@@ -328,8 +328,9 @@ def _test_pair_edges(nodes: dict[str, _Node], graph: _Graph) -> None:
 # -- the index ---------------------------------------------------------------------------------
 
 
-def build_repomap(rows: Iterable[dict[str, Any]]) -> RepoMapIndex:
-    """The map of a snapshot's chunk rows (or of `file_chunks(...)` for a tree)."""
+def build_repomap(rows: Iterable[dict[str, Any]], progress: Callable[[int, int | None], None] | None = None) -> RepoMapIndex:
+    """The map of a snapshot's chunk rows (or of `file_chunks(...)` for a tree); `progress`
+    hears each file's tokens counted, the file graph's edges come after."""
     keys: dict[str, str] = {}
 
     def key_of(symbol: str) -> str:  # symbols repeat across files and loops: key each once
@@ -342,7 +343,9 @@ def build_repomap(rows: Iterable[dict[str, Any]]) -> RepoMapIndex:
     paths = list(nodes)
     builder = PostingsBuilder()
     token_sets: dict[str, set[str]] = {}
-    for path in paths:
+    for number, path in enumerate(paths, start=1):
+        if progress is not None:
+            progress(number, len(paths))
         path_tokens, symbol_tokens, everything = _token_sets(nodes[path])
         token_sets[path] = everything
         classes: list[str] = []

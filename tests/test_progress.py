@@ -1,0 +1,163 @@
+"""A long snapshot set-up shows its progress, and pytest's dots and percentage stay as they were.
+
+The bundled snapshots set up in milliseconds, so a conftest makes the set-up slow to the
+display: every look at its clock is half a second later than the one before.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
+SAMPLES = "release/benchmark/synthetic_v1/samples.jsonl"
+CORPUS = "release/corpus/synthetic_v1"
+ROWS = [json.loads(line) for line in (TESTDATA / SAMPLES).read_text(encoding="utf-8").splitlines() if line.strip()]
+SNAPSHOTS = {f"{row['repo']}@{row['base_commit'][:7]}" for row in ROWS}
+
+SLOW_CLOCK = """
+import itertools
+import types
+
+import pytest_retrieval_bench.progress as progress
+
+_ticks = itertools.count()
+progress.time = types.SimpleNamespace(monotonic=lambda: next(_ticks) * 0.5)
+"""
+AS_TERMINAL = """
+
+def pytest_collection_finish(session):
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    reporter.isatty = type(reporter.isatty)(True)  # as when pytest writes to a terminal
+"""
+UPDATE = re.compile(r"^retrieval-bench: setting up (\S+): .*, (\d+\.\d) s(, about \d+ s left)?$")
+DONE = re.compile(r"^retrieval-bench: set-up of (\S+) done after \d+\.\d s: (\d+) files read, (\d+)/(\d+) indexes$")
+
+
+def file_count(key: str) -> int:
+    """The files of a bundled snapshot, as its corpus manifest gives them."""
+    manifest = (TESTDATA / CORPUS / "corpus_manifest.jsonl").read_text(encoding="utf-8")
+    return next(row["file_count"] for row in map(json.loads, filter(str.strip, manifest.splitlines()))
+                if f"{row['repo']}@{row['base_commit'][:7]}" == key)
+
+
+def run(pytester: pytest.Pytester, *extra: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}",
+                                         "--bench-arms=grep,bm25:all,arb-repomap", *extra)
+
+
+def pytest_lines(lines: list[str]) -> list[str]:
+    """pytest's progress lines: the dots and the percentage that ends each."""
+    return [line for line in lines if re.search(r"\[ *\d+%\]$", line)]
+
+
+def as_shown(text: str) -> list[str]:
+    """The lines a terminal shows for `text`: a backspace moves the cursor back one column, what
+    follows overwrites."""
+    shown = []
+    for raw in text.split("\n"):
+        cells: list[str] = []
+        cursor = 0
+        for char in raw:
+            if char == "\b":
+                cursor = max(0, cursor - 1)
+                continue
+            if cursor == len(cells):
+                cells.append(char)
+            else:
+                cells[cursor] = char
+            cursor += 1
+        shown.append("".join(cells).rstrip())
+    return shown
+
+
+def test_a_slow_set_up_prints_plain_lines_when_not_on_a_terminal(release_bench: pytest.Pytester) -> None:
+    release_bench.makeconftest(SLOW_CLOCK)
+    quiet = run(release_bench, "-o", "bench_progress_after=100000")  # the same run, its set-ups never long enough
+    assert quiet.ret == 0, quiet.stdout.str()[-2000:]
+    assert not [line for line in quiet.outlines if UPDATE.match(line) or DONE.match(line)]
+    result = run(release_bench)
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    updates: dict[str, list[float]] = {}
+    for line in result.outlines:
+        match = UPDATE.match(line)
+        if match:
+            updates.setdefault(match[1], []).append(float(match[2]))
+    assert set(updates) == SNAPSHOTS
+    for key, seconds in updates.items():
+        assert seconds[0] >= 2.0, (key, seconds)  # silent for the first 2 s (bench_progress_after's default)
+        assert all(later - earlier >= 5.0 for earlier, later in zip(seconds, seconds[1:])), (key, seconds)  # then every 5 s at most
+    done = {match[1]: match.groups()[1:] for line in result.outlines if (match := DONE.match(line))}
+    assert set(done) == SNAPSHOTS
+    for key, (files, built, total) in done.items():
+        assert int(files) == file_count(key) and built == total
+    assert pytest_lines(result.outlines) == pytest_lines(quiet.outlines)  # every dot and percentage as without progress
+    assert pytest_lines(result.outlines)[-1].endswith("[100%]")
+    assert result.parseoutcomes() == quiet.parseoutcomes()
+
+
+def test_q_shows_no_progress(release_bench: pytest.Pytester) -> None:
+    release_bench.makeconftest(SLOW_CLOCK)
+    result = run(release_bench, "-q", "-o", "bench_progress_after=0")
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    assert "retrieval-bench: setting up" not in result.stdout.str()
+    assert "retrieval-bench: set-up of" not in result.stdout.str()
+
+
+def test_xdist_workers_show_no_progress(release_bench: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    release_bench.makeconftest(SLOW_CLOCK)
+    result = run(release_bench, "-n", "2", "-o", "bench_progress_after=0")
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    assert "retrieval-bench: setting up" not in result.stdout.str() + result.stderr.str()
+
+
+def test_on_a_terminal_one_line_is_rewritten_in_place_then_erased(release_bench: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "160")
+    release_bench.makeconftest(SLOW_CLOCK + AS_TERMINAL)
+    plain = run(release_bench, "-o", "bench_progress_after=100000")
+    result = run(release_bench)
+    assert plain.ret == result.ret == 0, result.stdout.str()[-2000:]
+    text = result.stdout.str()
+    assert "\b" in text and " [0/" not in text  # written in place: counts known once read, as "N files read"
+    assert re.search(r" \[\d+(/\d+)? files read, \d/\d indexes, \d+\.\d s", text)
+    assert not [line for line in result.outlines if UPDATE.match(line) or DONE.match(line)]  # no plain lines
+    shown = as_shown(text)
+    assert pytest_lines(shown) == pytest_lines(plain.outlines)  # once erased, the terminal shows pytest's lines only
+    assert pytest_lines(shown)[-1].endswith("[100%]")
+
+
+def test_a_bad_threshold_is_a_usage_error(release_bench: pytest.Pytester) -> None:
+    result = run(release_bench, "-o", "bench_progress_after=soon")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*bench_progress_after = 'soon': expected a number of seconds, 0 or more*"])
+
+
+def test_the_store_counts_a_directory_snapshot_as_it_sets_it_up(tmp_path: Path, copies) -> None:
+    """The counts the display sees: every file read (the total known from the listing), then each
+    index the arms use, the share done never falling and complete at the end."""
+    from pytest_retrieval_bench.corpus.progress import SetupCounts
+    from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
+    from pytest_retrieval_bench.corpus.store import SnapshotStore
+
+    tree = tmp_path / "tree"
+    (tree / "src").mkdir(parents=True)
+    files = {f"src/m{number}.py": f"def handler_{number}():\n    return {number}\n" for number in range(5)}
+    for path, text in files.items():
+        (tree / path).write_text(text)
+    (tree / "logo.bin").write_bytes(b"\x00\x01")
+    key = f"acme/tree@{'c' * 40}"
+    kinds = ["lexical", "chunks", "repomap"]
+    seen: list[tuple[int, int | None, int, float | None]] = []
+    counts = SetupCounts(key, len(kinds), lambda c: seen.append((c.files_read, c.files_total, c.indexes_done, c.fraction())))
+    store = SnapshotStore(SnapshotResolver(explicit={key: tree}), copies, None)
+    store.open("acme/tree", "c" * 40, kinds, counts)
+    everything = len(files) + 1
+    assert [read for read, _, done, _ in seen if done == 0][: everything] == list(range(1, everything + 1))
+    assert all(total == everything for _, total, _, _ in seen)
+    assert seen[-1][2] == len(kinds) and seen[-1][3] == 1.0
+    shares = [share for *_, share in seen if share is not None]
+    assert shares == sorted(shares)
