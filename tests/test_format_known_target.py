@@ -111,9 +111,8 @@ def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env, text=True).stdout.strip()
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "widgets"
+def commit_widgets(root: Path) -> Path:
+    """The widgets repository (FILES, one commit) at `root`."""
     for path, text in FILES.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text, encoding="utf-8")
@@ -121,6 +120,11 @@ def repo(tmp_path: Path) -> Path:
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", "widgets")
     return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return commit_widgets(tmp_path / "widgets")
 
 
 def _blob_reader(repo: Path, commit: str):

@@ -166,15 +166,9 @@ def test_a_report_without_snapshot_problems_has_no_such_key(pytester, release_be
 
 
 def test_a_repository_not_found_is_explained_once_per_snapshot_with_the_names_tried(pytester, tmp_path):
-    from test_format_known_target import FILES, _git
+    from test_format_known_target import _git, commit_widgets
 
-    root = tmp_path / "repos" / "widgets"
-    for path, text in FILES.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text, encoding="utf-8")
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-q", "-m", "widgets")
+    root = commit_widgets(tmp_path / "repos" / "widgets")
     bank = tmp_path / "bank.jsonl"
     assert cli_main(["known-target", "generate", str(root), "--commit", "HEAD", "--per-intent", "1", "--out", str(bank)]) == 0
     cases = len(bank.read_text().splitlines()) - 1  # after the header line
