@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Generator
 
 import pytest
 from _pytest._code.code import ReprFileLocation, TerminalRepr
+from _pytest.pathlib import bestrelpath
 
 from pytest_retrieval_bench.report.tables import report_lines
 from pytest_retrieval_bench.scoring.outcome import outcome_word
@@ -75,8 +76,15 @@ class SnapshotProgress:
         verbosity = self.config.get_verbosity()
         label = self._label(nodeid) if reporter is not None and verbosity >= 0 else None
         inline = label is not None and verbosity == 0 and self.bench.role == "local" and getattr(reporter, "showfspath", False)
+        prefix = ""
         if inline and reporter.currentfspath is not None:
-            reporter.currentfspath = _NEW_LINE
+            if getattr(reporter._tw, "width_of_current_line", 1) == 0:
+                # pytest already ended the line with its percentage (a long line reached the edge): a new
+                # file line now would print a second, empty percentage line, so this one starts the line
+                fspath = self.config.rootpath / nodeid.split("::")[0]
+                reporter.currentfspath, prefix = fspath, f"{bestrelpath(reporter.startpath, fspath)} "
+            else:
+                reporter.currentfspath = _NEW_LINE
         elif label is not None and verbosity > 0:
             reporter.ensure_newline()
             if self.bench.role == "local":
@@ -85,7 +93,7 @@ class SnapshotProgress:
                 reporter.write_line(f"retrieval-bench: {label}")
         result = yield
         if inline:
-            reporter.write(f"{label} ")
+            reporter.write(f"{prefix}{label} ")
         return result
 
 

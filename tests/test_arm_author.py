@@ -234,3 +234,16 @@ def test_a_differing_registration_names_both_ways_out_in_one_line(bench: pytest.
     assert result.ret == 4
     line = next(line for line in result.stderr.lines if "registration differs" in line)
     assert "another --bench-report" in line and "--bench-replace-registration" in line
+
+
+def test_one_item_per_snapshot_prints_no_empty_percentage_line(bench: pytest.Pytester) -> None:
+    """A snapshot line that reaches the terminal's edge after one item is ended by pytest's own
+    percentage; the next snapshot's line must start there, not after an empty `[ 50%]` line."""
+    firsts = {}
+    for row in sorted(ROWS, key=lambda row: row["id"]):
+        firsts.setdefault(row["repo"], row["id"])
+    result = run(bench, "--bench-arms=grep", "-k", " or ".join(firsts.values()))
+    lines = [line for line in result.stdout.lines if re.search(r"\[\s*\d+%\]$", line)]
+    assert len(lines) == len(firsts), result.stdout.str()
+    assert not any(re.fullmatch(r"\s*\[\s*\d+%\]", line) for line in lines), lines
+    assert all(" snapshot " in line for line in lines)
