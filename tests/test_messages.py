@@ -180,7 +180,7 @@ def test_a_repository_not_found_is_explained_once_per_snapshot_with_the_names_tr
     assert sections.count("tried local__widgets, local+widgets, local/widgets, each also with .git") == 1
     assert "widgets is there, but the name must carry the owner: rename or link it as local__widgets" in output
     assert "--repo-name OWNER/NAME" in output
-    assert output.count(f"snapshot local/widgets@{_git(root, 'rev-parse', 'HEAD')} could not be set up; the reason is given once, at ") == cases - 1
+    assert sections.count(f"snapshot local/widgets@{_git(root, 'rev-parse', 'HEAD')} could not be set up; the reason is given once, at ") == cases - 1
     report = json.loads((pytester.path / "out.json").read_text())
     errors = [record["error"] for entry in report["details"] for record in entry["arms"].values()]
     assert len(errors) == cases and all("tried local__widgets" in error for error in errors)  # every record keeps the reason
