@@ -1,5 +1,5 @@
 """`retrieval-bench`: merge written reports, render one as an HTML page or as the Agent Retrieval Bench's
-leaderboard tables, generate known-target case banks."""
+leaderboard tables, diff two reports, export one for other IR tools, generate known-target case banks."""
 
 from __future__ import annotations
 
@@ -44,6 +44,17 @@ def _parser() -> argparse.ArgumentParser:
     board = commands.add_parser("leaderboard", help="a written report's summary in the Agent Retrieval Bench's leaderboard layout")
     board.add_argument("report", type=Path)
     board.add_argument("--markdown", type=Path, metavar="OUT", help="also write the tables as Markdown here")
+    diff = commands.add_parser("diff", help="what changed between two written reports (paired table, per-sample changes); writes nothing")
+    diff.add_argument("before", type=Path, help="the earlier report (the baseline)")
+    diff.add_argument("after", type=Path, help="the later report (the change)")
+    diff.add_argument("--arm", action="append", default=[], help="only this arm (a fixture arm's name selects all its variants; repeatable)")
+    diff.add_argument("--group", default="all", help="a summary group (all, task:T, stratum:S, repo:R, fold:F; default all)")
+    diff.add_argument("--markdown", action="store_true", help="print GitHub Markdown (for a pull-request comment) instead")
+    exporter = commands.add_parser("export", help="a written report as a TREC run, its qrels, or one CSV/JSONL row per sample x arm")
+    exporter.add_argument("report", type=Path)
+    exporter.add_argument("--format", required=True, choices=("trec", "qrels", "csv", "jsonl"))
+    exporter.add_argument("--arm", action="append", default=[], help="only this arm (a fixture arm's name selects all its variants; repeatable)")
+    exporter.add_argument("--output", "-o", type=Path, required=True)
     known = commands.add_parser("known-target", help="known-target-v1 case banks")
     known_commands = known.add_subparsers(dest="known_command", required=True)
     generate = known_commands.add_parser("generate", help="derive a case bank from a git repository's blobs at one commit")
@@ -145,6 +156,38 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _diff(args: argparse.Namespace) -> int:
+    """Exit 0 with the diff printed, 2 for a report that cannot be read or a choice neither holds."""
+    from pytest_retrieval_bench.report.diff import diff_reports
+    from pytest_retrieval_bench.report.diff_text import diff_lines, diff_markdown
+
+    try:
+        result = diff_reports(read_report(args.before), read_report(args.after), args.arm, args.group)
+    except BenchError as error:
+        print(f"retrieval-bench: error: {error}", file=sys.stderr)
+        return 2
+    print(diff_markdown(result, str(args.before), str(args.after)) if args.markdown else "\n".join(diff_lines(result, str(args.before), str(args.after))),
+          end="" if args.markdown else "\n")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    """Exit 0 with the file written, 2 for a report that cannot be read or exported, or an output that would replace an input."""
+    from pytest_retrieval_bench.report.export import export
+
+    try:
+        check_outputs([("--output", args.output)], [("report", args.report)], [])
+        write_atomically(args.output, export(read_report(args.report), args.format, args.arm).encode("utf-8"))
+    except BenchError as error:
+        print(f"retrieval-bench: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"retrieval-bench: error: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
+        return 2
+    print(f"retrieval-bench: {args.format} export of {args.report} written to {args.output}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "known-target":
@@ -153,6 +196,10 @@ def main(argv: list[str] | None = None) -> int:
         return _html(args)
     if args.command == "leaderboard":
         return _leaderboard(args)
+    if args.command == "diff":
+        return _diff(args)
+    if args.command == "export":
+        return _export(args)
     return _summarize(args)
 
 

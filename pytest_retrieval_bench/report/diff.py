@@ -1,0 +1,88 @@
+"""What changed between two written reports, read-only: `retrieval-bench diff BEFORE AFTER`.
+
+For every arm both reports hold (fixture-arm variants and command arms included, no `--arm`
+needed), the paired difference AFTER - BEFORE of each paired metric over the positive samples both
+scored in the group, with the bootstrap interval, verdict and wins/losses/ties exactly as the
+report's own `paired` section computes them (one generator per interval, seeded by its name), and
+the per-sample changes worst first as the gate lists them. Samples and arms on one side only are
+named. Pure functions over report dictionaries: nothing is written.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.report.build import PAIRED_METRICS, groups_of, paired_comparison
+from pytest_retrieval_bench.report.gate import compare
+
+
+def _arms(report: dict[str, Any]) -> list[str]:
+    return sorted({arm for entry in report.get("details", []) for arm in entry.get("arms", {})})
+
+
+def select_arms(wanted: Sequence[str], held: Sequence[str]) -> list[str]:
+    """`--arm` names: an arm, or a fixture arm's name for all its variants (`fx` -> `fx[1]`, `fx[2]`)."""
+    if not wanted:
+        return list(held)
+    chosen: list[str] = []
+    for name in wanted:
+        matches = [arm for arm in held if arm == name or arm.startswith(f"{name}[")]
+        if not matches:
+            raise BenchError(f"--arm {name!r}: neither report holds it (both hold: {', '.join(held) or 'none'})")
+        chosen += [arm for arm in matches if arm not in chosen]
+    return chosen
+
+
+def _rows(report: dict[str, Any], arm: str, group: str) -> dict[str, dict[str, Any]]:
+    """The arm's records in the group, as `paired_comparison` reads them."""
+    rows = {}
+    for entry in report.get("details", []):
+        record = entry.get("arms", {}).get(arm)
+        if record is None or "task_type" not in entry or group not in groups_of(entry, with_folds=True):
+            continue
+        rows[entry["id"]] = {"_positive": entry.get("stratum") == "positive", "metrics": record.get("metrics") or {},
+                             "_labels": {"repo": entry.get("repo")}}
+    return rows
+
+
+def diff_reports(before: dict[str, Any], after: dict[str, Any], arms: Sequence[str] = (), group: str = "all") -> dict[str, Any]:
+    """The paired table and per-sample changes of AFTER against BEFORE (BenchError for bad choices)."""
+    limits = (before.get("registration", {}).get("limit"), after.get("registration", {}).get("limit"))
+    if limits[0] != limits[1]:
+        raise BenchError(f"the reports score rankings of different lengths (limit {limits[0]} and {limits[1]}): their metrics do not pair")
+    before_arms, after_arms = _arms(before), _arms(after)
+    shared = [arm for arm in after_arms if arm in before_arms]
+    chosen = select_arms(arms, shared)
+    limit = limits[1] or 20
+    metrics = [metric for metric in PAIRED_METRICS if not metric.startswith("recall@") or int(metric.split("@")[1]) <= limit]
+    paired: dict[str, dict[str, Any]] = {}
+    for arm in chosen:
+        old, new = _rows(before, arm, group), _rows(after, arm, group)
+        results = {}
+        for metric in metrics:
+            result = paired_comparison(f"diff|{group}|{arm}|{metric}", new, old, metric)
+            if result is not None:
+                results[metric] = result
+        paired[arm] = results
+    changes = compare(after, before, [])
+    if group != "all":
+        in_group = {entry["id"] for entry in after.get("details", []) if "task_type" in entry and group in groups_of(entry, with_folds=True)}
+        if not in_group:
+            raise BenchError(f"--group {group!r}: no sample of the later report is in it")
+        for arm, section in changes["arms"].items():
+            for key in ("regressions", "improvements"):
+                section[key] = [change for change in section[key] if change["id"] in in_group]
+            both = len(set(_rows(before, arm, group)) & set(_rows(after, arm, group)))
+            section.update(improved=len(section["improvements"]), regressed=len(section["regressions"]),
+                           unchanged=both - len(section["improvements"]) - len(section["regressions"]))
+    return {
+        "group": group,
+        "arms": chosen,
+        "paired": paired,
+        "changes": {arm: changes["arms"][arm] for arm in chosen if arm in changes["arms"]},
+        "only_in_before": sorted(arm for arm in before_arms if arm not in after_arms),
+        "only_in_after": sorted(arm for arm in after_arms if arm not in before_arms),
+        "samples_added": changes["only_in_run"],
+        "samples_removed": changes["only_in_baseline"],
+    }

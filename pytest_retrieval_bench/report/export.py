@@ -1,0 +1,101 @@
+"""A written report in the formats other IR tools read: `retrieval-bench export`.
+
+- `trec`: a TREC run file, `qid Q0 docid rank score tag`, one line per ranked file of each sample x
+  arm, the tag being the arm. The report keeps each ranking as scored (given files removed, cut to
+  the limit), not the arm's own scores, so the score is 1/rank: strictly decreasing, and any tool
+  that sorts by score recovers the report's order. An abstention or an arm error has no line.
+- `qrels`: the gold files of every positive sample, `qid 0 docid 1`.
+- `csv` / `jsonl`: one row per sample x arm for pandas: the sample's labels, the outcome fields and
+  every metric the record holds (a column per metric; empty where a record has none).
+
+Sample ids, arm names and paths are written as they are; a field holding white space (which the
+TREC formats split on) is refused rather than written ambiguously.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any, Iterator, Sequence
+
+import orjson
+
+from pytest_retrieval_bench.errors import BenchError
+
+FORMATS = ("trec", "qrels", "csv", "jsonl")
+ROW_FIELDS = ("sample_id", "arm", "repo", "task_type", "stratum", "rank_of_first_gold", "abstained", "error", "selective_success")
+
+
+def _records(report: dict[str, Any], arms: Sequence[str]) -> Iterator[tuple[dict[str, Any], str, dict[str, Any]]]:
+    """(entry, arm, record) in the report's order: samples by id, arms sorted; only `arms` when given."""
+    for entry in report.get("details", []):
+        for arm in sorted(entry.get("arms", {})):
+            if not arms or arm in arms or any(arm.startswith(f"{name}[") for name in arms):
+                yield entry, arm, entry["arms"][arm]
+
+
+def _token(value: Any, what: str) -> str:
+    text = str(value)
+    if not text or any(char.isspace() for char in text):
+        raise BenchError(f"{what} {text!r} holds white space (or is empty), which TREC files cannot hold")
+    return text
+
+
+def trec_run(report: dict[str, Any], arms: Sequence[str] = ()) -> str:
+    lines = []
+    for entry, arm, record in _records(report, arms):
+        if record.get("error"):
+            continue
+        qid, tag = _token(entry["id"], "sample id"), _token(arm, "arm")
+        for rank, path in enumerate(record.get("ranking") or [], start=1):
+            lines.append(f"{qid} Q0 {_token(path, 'path')} {rank} {1.0 / rank:.6f} {tag}")
+    return "".join(line + "\n" for line in lines)
+
+
+def qrels(report: dict[str, Any]) -> str:
+    lines = []
+    for entry in report.get("details", []):
+        if entry.get("stratum") != "positive":
+            continue
+        for path in sorted(set(entry.get("gold") or [])):
+            lines.append(f"{_token(entry['id'], 'sample id')} 0 {_token(path, 'path')} 1")
+    return "".join(line + "\n" for line in lines)
+
+
+def flat_rows(report: dict[str, Any], arms: Sequence[str] = ()) -> list[dict[str, Any]]:
+    rows = []
+    for entry, arm, record in _records(report, arms):
+        row: dict[str, Any] = {"sample_id": entry["id"], "arm": arm, "repo": entry.get("repo"), "task_type": entry.get("task_type"),
+                               "stratum": entry.get("stratum")}
+        row.update({field: record.get(field) for field in ROW_FIELDS[5:]})
+        row.update(record.get("metrics") or {})
+        rows.append(row)
+    return rows
+
+
+def to_csv(rows: list[dict[str, Any]]) -> str:
+    metrics = sorted({key for row in rows for key in row if key not in ROW_FIELDS})
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=[*ROW_FIELDS, *metrics], restval="", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: ("" if value is None else value) for key, value in row.items()})
+    return out.getvalue()
+
+
+def to_jsonl(rows: list[dict[str, Any]]) -> str:
+    return "".join(orjson.dumps(row, option=orjson.OPT_SORT_KEYS).decode() + "\n" for row in rows)
+
+
+def export(report: dict[str, Any], form: str, arms: Sequence[str] = ()) -> str:
+    """The report in `form` (one of FORMATS); BenchError for an arm no record has or a bad field."""
+    held = {arm for entry in report.get("details", []) for arm in entry.get("arms", {})}
+    unknown = [name for name in arms if name not in held and not any(arm.startswith(f"{name}[") for arm in held)]
+    if unknown:
+        raise BenchError(f"--arm {', '.join(unknown)}: the report holds no such arm (it holds: {', '.join(sorted(held)) or 'none'})")
+    if form == "trec":
+        return trec_run(report, arms)
+    if form == "qrels":
+        return qrels(report)
+    rows = flat_rows(report, arms)
+    return to_csv(rows) if form == "csv" else to_jsonl(rows)

@@ -1,0 +1,137 @@
+"""`retrieval-bench diff` (read-only, every arm both reports hold) and `retrieval-bench export`
+(TREC run, qrels, CSV, JSONL), the exports checked against ranx as an independent oracle."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RELEASE = ROOT / "testdata" / "release"
+SAMPLES = "release/benchmark/synthetic_v1/samples.jsonl"
+CORPUS = "release/corpus/synthetic_v1"
+
+ARMS = """
+import pytest
+import pytest_retrieval_bench
+from pytest_retrieval_bench.arms.lexical import BM25Arm
+
+SHIFT = {shift}
+
+
+class Mine:
+    name = "mine"
+    uses_index = "lexical"
+
+    def retrieve(self, request):
+        ranking = list(BM25Arm("all").retrieve(request).ranking)
+        return ranking[SHIFT:] + ranking[:SHIFT]
+
+
+def pytest_retrieval_bench_arms(config):
+    return [Mine()]
+
+
+@pytest_retrieval_bench.arm("cut")
+@pytest.mark.parametrize("size", [3, 8])
+def cut(bench_request, size):
+    return list(BM25Arm("all").retrieve(bench_request).ranking)[:size]
+"""
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    script = Path(sys.executable).with_name("retrieval-bench")
+    return subprocess.run([str(script), *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """before.json (mine = bm25) and after.json (mine with its first answer moved last), both with grep and cut's variants."""
+    directory = tmp_path_factory.mktemp("diff")
+    shutil.copytree(RELEASE, directory / "release")
+    for name, shift in (("before", 0), ("after", 1)):
+        (directory / "conftest.py").write_text(ARMS.format(shift=shift))
+        subprocess.run([sys.executable, "-m", "pytest", f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", "--bench-arms=grep,mine,cut",
+                        f"--bench-report={name}.json", "-q", "-p", "no:cacheprovider"], cwd=directory, check=True, capture_output=True, timeout=300)
+    return directory
+
+
+def _records(report: dict, arm: str) -> dict[str, dict]:
+    return {entry["id"]: entry["arms"][arm] for entry in report["details"] if arm in entry["arms"] and entry["stratum"] == "positive"}
+
+
+def test_diff_prints_every_shared_arm_and_writes_nothing(reports: Path) -> None:
+    before_listing = sorted(path.name for path in reports.iterdir())
+    result = _cli("diff", "before.json", "after.json", cwd=reports)
+    assert result.returncode == 0, result.stderr
+    assert sorted(path.name for path in reports.iterdir()) == before_listing  # nothing written
+    rows = [line.split() for line in result.stdout.splitlines()[1:] if line.split()[:1] and line.split()[0] in ("grep", "mine", "cut[3]", "cut[8]")]
+    assert {row[0] for row in rows} == {"grep", "mine", "cut[3]", "cut[8]"}  # fixture-arm variants without --arm
+    before, after = (json.loads((reports / f"{name}.json").read_text()) for name in ("before", "after"))
+    old, new = _records(before, "mine"), _records(after, "mine")
+    diffs = [new[i]["metrics"]["recall@10"] - old[i]["metrics"]["recall@10"] for i in sorted(old)]
+    row = next(row for row in rows if row[:2] == ["mine", "recall@10"])
+    assert int(row[2]) == len(diffs) and float(row[3]) == pytest.approx(sum(diffs) / len(diffs), abs=5e-4)
+    wins, losses, ties = (int(part) for part in row[-1].split("/"))
+    assert (wins, losses, ties) == (sum(d > 0 for d in diffs), sum(d < 0 for d in diffs), sum(d == 0 for d in diffs))
+    grep = next(row for row in rows if row[:2] == ["grep", "recall@10"])
+    assert grep[3] == "+0.000" and grep[-1] == f"0/0/{len(diffs)}"  # an unchanged arm
+    regressions = [line for line in result.stdout.splitlines() if line.startswith("  regressed ")]
+    assert regressions and regressions[0].endswith("is now a miss")  # worst first: a hit that became a miss
+
+
+def test_diff_selects_an_arm_a_group_and_prints_markdown(reports: Path) -> None:
+    only = _cli("diff", "before.json", "after.json", "--arm", "cut", "--group", "task:code2test", cwd=reports)
+    assert only.returncode == 0, only.stderr
+    arms = {line.split()[0] for line in only.stdout.splitlines()[2:] if line.split() and "@" in line}
+    assert arms == {"cut[3]", "cut[8]"} and "group task:code2test" in only.stdout.splitlines()[0]
+    markdown = _cli("diff", "before.json", "after.json", "--markdown", cwd=reports)
+    assert markdown.returncode == 0 and "| arm | metric | n | mean | bootstrap 95% | verdict | wins/losses/ties |" in markdown.stdout
+    assert "| mine | recall@10 |" in markdown.stdout and "<details><summary>per-sample changes, worst first</summary>" in markdown.stdout
+    unknown = _cli("diff", "before.json", "after.json", "--arm", "nowhere", cwd=reports)
+    assert unknown.returncode == 2 and "neither report holds it" in unknown.stderr
+
+
+@pytest.mark.parametrize("arm", ["mine", "grep", "cut[3]"])
+def test_the_trec_export_and_qrels_give_the_reports_metrics_back_through_ranx(reports: Path, arm: str) -> None:
+    ranx = pytest.importorskip("ranx")
+    assert _cli("export", "after.json", "--format", "trec", "--arm", arm, "-o", "run.trec", cwd=reports).returncode == 0
+    assert _cli("export", "after.json", "--format", "qrels", "-o", "qrels.trec", cwd=reports).returncode == 0
+    qrels = ranx.Qrels.from_file(str(reports / "qrels.trec"), kind="trec")
+    run = ranx.Run.from_file(str(reports / "run.trec"), kind="trec")
+    ranx.evaluate(qrels, run, ["recall@10", "hit_rate@10", "mrr@20", "recall@5"], make_comparable=True)
+    records = _records(json.loads((reports / "after.json").read_text()), arm)
+    assert set(run.scores["recall@10"]) == set(records)  # every positive sample, abstentions as empty results
+    for sample_id, record in records.items():
+        metrics = record["metrics"]
+        assert run.scores["recall@10"][sample_id] == pytest.approx(metrics["recall@10"], abs=1e-6), sample_id
+        assert run.scores["recall@5"][sample_id] == pytest.approx(metrics["recall@5"], abs=1e-6), sample_id
+        assert run.scores["hit_rate@10"][sample_id] == metrics["hit@10"], sample_id
+        assert run.scores["mrr@20"][sample_id] == pytest.approx(metrics["mrr@k"], abs=1e-6), sample_id
+
+
+def test_csv_and_jsonl_have_one_row_per_sample_and_arm(reports: Path) -> None:
+    report = json.loads((reports / "after.json").read_text())
+    expected = {(entry["id"], arm) for entry in report["details"] for arm in entry["arms"]}
+    assert _cli("export", "after.json", "--format", "csv", "-o", "rows.csv", cwd=reports).returncode == 0
+    assert _cli("export", "after.json", "--format", "jsonl", "--arm", "cut", "-o", "rows.jsonl", cwd=reports).returncode == 0
+    with (reports / "rows.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {(row["sample_id"], row["arm"]) for row in rows} == expected and len(rows) == len(expected)
+    some = next(row for row in rows if row["arm"] == "mine" and row["stratum"] == "positive")
+    record = next(entry for entry in report["details"] if entry["id"] == some["sample_id"])["arms"]["mine"]
+    assert float(some["recall@10"]) == record["metrics"]["recall@10"] and some["repo"]
+    lines = [json.loads(line) for line in (reports / "rows.jsonl").read_text().splitlines()]
+    assert {line["arm"] for line in lines} == {"cut[3]", "cut[8]"}
+
+
+def test_an_export_never_replaces_its_report(reports: Path) -> None:
+    data = (reports / "after.json").read_bytes()
+    result = _cli("export", "after.json", "--format", "csv", "-o", "after.json", cwd=reports)
+    assert result.returncode == 2 and (reports / "after.json").read_bytes() == data
