@@ -19,7 +19,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from pytest_retrieval_bench.bench.deadline import checked_timeout
+from pytest_retrieval_bench.arms.base import checked_timeout
 from pytest_retrieval_bench.errors import BenchError
 
 ARM_ATTRIBUTE = "__retrieval_bench_arm__"

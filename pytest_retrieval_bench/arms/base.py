@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Protocol, runtime_checkable
 
+from pytest_retrieval_bench.errors import BenchError
+
 
 class SnapshotHandle(Protocol):
     """Read access to the file tree a query runs against (never modified)."""
@@ -148,3 +150,12 @@ def _checked_span(span: Any, index: int) -> dict[str, Any]:
             raise ValueError(f"spans[{index}]: end_line {end} is before start_line {start}")
         out["start_line"], out["end_line"] = start, end
     return out
+
+
+def checked_timeout(value: Any, arm_name: str) -> float | None:
+    """An arm's own declared `timeout`: None (the run's applies) or a positive number of seconds."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value != value:
+        raise BenchError(f"arm {arm_name!r}: timeout must be a positive number of seconds, got {value!r}")
+    return float(value)

@@ -10,7 +10,7 @@ from pytest_retrieval_bench.arms.base import Arm
 from pytest_retrieval_bench.arms.command import load_command_arms, parse_command_arm_option
 from pytest_retrieval_bench.arms.corvint import preset_arms
 from pytest_retrieval_bench.arms.registry import REFERENCE_ARMS, builtin_arms
-from pytest_retrieval_bench.bench.deadline import checked_timeout
+from pytest_retrieval_bench.arms.base import checked_timeout
 from pytest_retrieval_bench.errors import BenchError
 
 

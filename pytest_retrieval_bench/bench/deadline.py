@@ -17,22 +17,13 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.arms.base import checked_timeout
 
 DEFAULT_ARM_TIMEOUT = 300.0
 
 
 class ArmTimedOut(BaseException):
     """Raised inside an arm that outlived its time limit."""
-
-
-def checked_timeout(value: Any, arm_name: str) -> float | None:
-    """An arm's own `timeout`: None (the run's applies) or a positive number of seconds."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value != value:
-        raise BenchError(f"arm {arm_name!r}: timeout must be a positive number of seconds, got {value!r}")
-    return float(value)
 
 
 def arm_time_limit(arm: Any, run_default: float | None) -> tuple[float | None, str]:
