@@ -55,6 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     exporter.add_argument("--format", required=True, choices=("trec", "qrels", "csv", "jsonl"))
     exporter.add_argument("--arm", action="append", default=[], help="only this arm (a fixture arm's name selects all its variants; repeatable)")
     exporter.add_argument("--output", "-o", type=Path, required=True)
+    history = commands.add_parser("history", help="the saved runs (--bench-save, --bench-autosave), with each arm's metric and its change")
+    history.add_argument("--storage", type=Path, default=Path(".retrieval-bench"), help="the folder of saved runs (default: .retrieval-bench)")
+    history.add_argument("--metric", help="the metric shown per arm (default: hit at the largest cut-off the limit reaches, e.g. hit@20)")
     known = commands.add_parser("known-target", help="known-target-v1 case banks")
     known_commands = known.add_subparsers(dest="known_command", required=True)
     generate = known_commands.add_parser("generate", help="derive a case bank from a git repository's blobs at one commit")
@@ -200,6 +203,12 @@ def main(argv: list[str] | None = None) -> int:
         return _diff(args)
     if args.command == "export":
         return _export(args)
+    if args.command == "history":
+        from pytest_retrieval_bench.history.store import saved_runs
+        from pytest_retrieval_bench.history.table import history_lines
+
+        print("\n".join(history_lines(saved_runs(args.storage), str(args.storage), args.metric)))
+        return 0
     return _summarize(args)
 
 

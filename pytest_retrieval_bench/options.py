@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from pytest_retrieval_bench.bench.deadline import DEFAULT_ARM_TIMEOUT
+from pytest_retrieval_bench.history.store import DEFAULT_STORAGE
 from pytest_retrieval_bench.shard import parse_shard
 
 
@@ -54,6 +55,11 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("capture", "path", "Keep every command arm's exact stdout and stderr in this new JSONL file (mode 0600); a capture failure stops the report."),
     ("shard", "str", "I/N: run shard I of N (from 1), a partition by snapshot balanced by source size, the same in every job."),
     ("allow-partial", "flag", "With --bench-summarize: merge an incomplete or duplicated set of shards; the result is marked partial."),
+    ("save", "str", "Save this run's report under NAME in the storage folder (NNNN_COMMIT_DATE_NAME.json; a partial run too, marked)."),
+    ("autosave", "flag", "Save every complete run's report in the storage folder, named after the git branch (or 'run')."),
+    ("storage", "path", "The folder of saved runs (default: .retrieval-bench under the rootdir)."),
+    ("compare", "optional", "Pair this run with a saved run, as --bench-baseline does: latest (the default: the newest saved run of the "
+                            "same samples and limit), a counter N, or a run NAME (its newest)."),
     ("summarize", "paths", "Merge these written reports (repeatable; with --bench-report, without --bench-samples) and rebuild every summary."),
 )
 LIMIT_MAX = 50
@@ -70,6 +76,9 @@ def add_options(parser: pytest.Parser) -> None:
         if kind == "flag":
             group.addoption(f"--bench-{option}", action="store_true", default=None, dest=dest, help=help_text)
             parser.addini(dest, help_text, type="bool", default=False)
+        elif kind == "optional":
+            group.addoption(f"--bench-{option}", action="store", nargs="?", const="latest", default=None, dest=dest, help=help_text)
+            parser.addini(dest, help_text, type="string", default="")
         elif kind in ("paths", "list", "list-raw"):
             group.addoption(f"--bench-{option}", action="append", default=None, dest=dest, help=help_text)
             parser.addini(dest, help_text, type="linelist", default=[])
@@ -112,6 +121,10 @@ class Settings:
     capture: Path | None = None
     fuse: tuple[str, ...] = ()
     arm_timeout: float | None = DEFAULT_ARM_TIMEOUT
+    save: str | None = None
+    autosave: bool = False
+    storage: Path | None = None
+    compare: str | None = None
 
     @property
     def active(self) -> bool:
@@ -287,8 +300,20 @@ def read_settings(config: pytest.Config) -> Settings:
         snapshots[f"{match['repo']}@{match['commit']}"] = base / match["path"]
     if values["samples"]:  # an inactive plugin (no samples) judges nothing
         _refuse_missing_sources(values)
-    if (values["fail-regressed"] or values["update-baseline"] or values["gate"]) and not values["baseline"]:
-        raise pytest.UsageError("--bench-gate, --bench-fail-regressed and --bench-update-baseline need --bench-baseline REPORT")
+    if values["compare"] and values["baseline"]:
+        raise pytest.UsageError("--bench-compare and --bench-baseline both name what this run is paired with: give one")
+    if (values["fail-regressed"] or values["update-baseline"] or values["gate"]) and not (values["baseline"] or values["compare"]):
+        raise pytest.UsageError("--bench-gate, --bench-fail-regressed and --bench-update-baseline need --bench-baseline REPORT (or --bench-compare)")
+    if values["compare"] and values["update-baseline"]:
+        raise pytest.UsageError("--bench-update-baseline writes a --bench-baseline file; a saved run (--bench-compare) is never rewritten")
+    if values["save"]:
+        from pytest_retrieval_bench.errors import BenchError
+        from pytest_retrieval_bench.history.store import check_name
+
+        try:
+            check_name(values["save"])
+        except BenchError as error:
+            raise pytest.UsageError(str(error)) from None
     if values["capture"] is not None and values["summarize"]:
         raise pytest.UsageError("--bench-capture cannot be combined with --bench-summarize: a merge runs no arm, so there is nothing to capture")
     if values["capture"] is not None and values["report"] is None and values["registration"] is None:
@@ -335,6 +360,10 @@ def read_settings(config: pytest.Config) -> Settings:
         capture=values["capture"],
         fuse=tuple(entry for entry, _ in values["fuse"]),
         arm_timeout=_arm_timeout(values["arm-timeout"]),
+        save=values["save"],
+        autosave=values["autosave"],
+        storage=values["storage"] or path_bases(config)[1] / DEFAULT_STORAGE,
+        compare=values["compare"],
     )
 
 

@@ -26,3 +26,12 @@ def assert_outcomes(result: Any, passed: int = 0, **others: int) -> None:
     """`RunResult.assert_outcomes` with a bench's misses counted as the passed tests they are
     (pytest's final line counts them apart: `196 passed, 8 missed`)."""
     result.assert_outcomes(passed=passed - result.parseoutcomes().get("missed", 0), **others)
+
+
+def without_provenance(data: bytes) -> bytes:
+    """A written report without `commit_info` and `machine_info`: where it ran, which may differ between
+    two reports over the same inputs, as `wall_ms` may."""
+    report = json.loads(data)
+    report.pop("commit_info", None)
+    report.pop("machine_info", None)
+    return json.dumps(report, sort_keys=True).encode()

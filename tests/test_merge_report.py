@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from report_helpers import without_provenance
+
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.cli import main as cli_main
 from pytest_retrieval_bench.errors import BenchError
@@ -109,7 +111,7 @@ def test_console_script_and_pytest_option_agree(runs, tmp_path):
                              f"--bench-report={tmp_path / 'plugin.json'}", "--bench-baseline-arms=grep,bm25:all", "-p", "no:cacheprovider",
                              f"--rootdir={tmp_path}"], cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / "cli.json").read_bytes() == (tmp_path / "plugin.json").read_bytes()
+    assert without_provenance((tmp_path / "cli.json").read_bytes()) == without_provenance((tmp_path / "plugin.json").read_bytes())
     renamed = json.loads((tmp / "reference.json").read_text().replace('"arb-bm25"', '"mine"'))
     (tmp_path / "mine.json").write_text(json.dumps(renamed))
     assert cli_main(["summarize", str(tmp_path / "mine.json"), "--output", str(tmp_path / "x.json")]) == 0  # its identity is recorded
@@ -121,8 +123,8 @@ def test_console_script_and_pytest_option_agree(runs, tmp_path):
 
 def _without_volatile(report: dict) -> dict:
     """A report with what may differ between a run and a merge of its parts removed: timings, the
-    latency section, and the registration (a merge records its inputs there)."""
-    kept = {key: value for key, value in report.items() if key not in ("latency", "registration")}
+    latency section, the registration (a merge records its inputs there), and where it ran (commit, machine)."""
+    kept = {key: value for key, value in report.items() if key not in ("latency", "registration", "commit_info", "machine_info")}
     for entry in kept["details"]:
         for record in entry["arms"].values():
             record.pop("wall_ms")

@@ -34,7 +34,8 @@ def _run(tmp: Path, name: str, *args: str, check: bool = True) -> subprocess.Com
 
 def _comparable(path: Path) -> dict:
     report = json.loads(path.read_text())
-    report.pop("latency")
+    for volatile in ("latency", "commit_info", "machine_info"):  # a merge records where it ran, as a run does
+        report.pop(volatile)
     report["registration"].pop("merged_from", None)
     for entry in report["details"]:
         for record in entry["arms"].values():

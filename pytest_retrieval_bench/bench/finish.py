@@ -16,6 +16,7 @@ import orjson
 
 from pytest_retrieval_bench.bench.outputs import report_destination
 from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.history.provenance import commit_info, machine_info
 from pytest_retrieval_bench.report.build import canonical_json, write_atomically
 from pytest_retrieval_bench.report.gate import GateRule, compare
 from pytest_retrieval_bench.report.gate_text import failure_words
@@ -209,6 +210,7 @@ def summarize(paths: Sequence[Path], known_arms: Sequence[str], baselines: Seque
     from pytest_retrieval_bench.report.tables import report_lines
 
     report = merge_reports(paths, known_arms, baselines, allow_partial, fusion_deriver(fuse, outputs.limit) if fuse else None)
+    report.update(commit_info=commit_info(Path.cwd()), machine_info=machine_info())  # the merge's own, as a run records its own
     rules = [parse_rule(text) for text in gate]
     try:
         baseline = load_baseline(outputs.baseline, outputs.update_baseline, report["registration"], report["registration"]["arms"], rules)

@@ -40,6 +40,8 @@ from pytest_retrieval_bench.bench.deadline import arm_time_limit
 from pytest_retrieval_bench.bench.arms_setup import configured_arms, matched_arms, variant_aliases
 from pytest_retrieval_bench.bench.finish import load_baseline, outputs_of, publish
 from pytest_retrieval_bench.bench.node_ids import SnapshotKey, parse_node_id
+from pytest_retrieval_bench.bench.saved_runs import save_published, with_compared_baseline
+from pytest_retrieval_bench.history.provenance import commit_info, machine_info
 from pytest_retrieval_bench.bench.samples_setup import apply_max_samples, check_filters, load_all
 from pytest_retrieval_bench.bench.run import failed_record, make_request, run_item
 from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
@@ -106,6 +108,7 @@ class BenchSession:
         self.shard_keys = self._shard_keys()
         self.failures: list[str] = []
         self.rules = self._gate_rules()
+        self.settings, self.compare_notes = with_compared_baseline(self.settings, self.registration)
         self.baseline = self._baseline()
         self._baseline_records = {(entry["id"], arm): record for entry in (self.baseline or {}).get("details", []) for arm, record in entry.get("arms", {}).items()}
 
@@ -412,10 +415,12 @@ class BenchSession:
         if self.capture is not None:
             self.capture.close()
             capture_failure = self.capture.failure_reason if self.capture.failed else None
+        self.report.update(commit_info=commit_info(self.config.rootpath), machine_info=machine_info())
         published = publish(self.report, outputs_of(self.settings), self.baseline, self.rules, capture_failure=capture_failure,
                             registration_failure=self._registration_drift(), paired_against=self.baselines)
         self.report_bytes, self.updated_baseline = published.report_bytes, published.updated_baseline
-        self.report_path, self.report_notes = published.report_path, published.notes
+        self.report_path, self.report_notes = published.report_path, published.notes + self.compare_notes
+        self.report_notes += [note for note in [save_published(self.settings, self.report, published.report_bytes, self.config.rootpath)] if note]
         self.failures.extend(published.failures)
         return self.report
 

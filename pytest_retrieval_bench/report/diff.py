@@ -34,8 +34,8 @@ def select_arms(wanted: Sequence[str], held: Sequence[str]) -> list[str]:
     return chosen
 
 
-def _rows(report: dict[str, Any], arm: str, group: str) -> dict[str, dict[str, Any]]:
-    """The arm's records in the group, as `paired_comparison` reads them."""
+def positive_rows(report: dict[str, Any], arm: str, group: str) -> dict[str, dict[str, Any]]:
+    """The arm's records of the samples in the group (positive or not, marked), as `paired_comparison` reads them."""
     rows = {}
     for entry in report.get("details", []):
         record = entry.get("arms", {}).get(arm)
@@ -58,7 +58,7 @@ def diff_reports(before: dict[str, Any], after: dict[str, Any], arms: Sequence[s
     metrics = [metric for metric in PAIRED_METRICS if not metric.startswith("recall@") or int(metric.split("@")[1]) <= limit]
     paired: dict[str, dict[str, Any]] = {}
     for arm in chosen:
-        old, new = _rows(before, arm, group), _rows(after, arm, group)
+        old, new = positive_rows(before, arm, group), positive_rows(after, arm, group)
         results = {}
         for metric in metrics:
             result = paired_comparison(f"diff|{group}|{arm}|{metric}", new, old, metric)
@@ -73,7 +73,7 @@ def diff_reports(before: dict[str, Any], after: dict[str, Any], arms: Sequence[s
         for arm, section in changes["arms"].items():
             for key in ("regressions", "improvements"):
                 section[key] = [change for change in section[key] if change["id"] in in_group]
-            both = len(set(_rows(before, arm, group)) & set(_rows(after, arm, group)))
+            both = len(set(positive_rows(before, arm, group)) & set(positive_rows(after, arm, group)))
             section.update(improved=len(section["improvements"]), regressed=len(section["regressions"]),
                            unchanged=both - len(section["improvements"]) - len(section["regressions"]))
     return {

@@ -1,0 +1,44 @@
+"""Which commit and machine produced a report (`commit_info`, `machine_info`).
+
+Both are facts about the run, not about what it measured: like `wall_ms` they may differ between
+two runs over the same inputs, and merges and the registration's identity rules ignore them.
+A directory that is not a git repository (or git that is missing or fails) gives `commit_info`
+None, never an error. git runs read-only, without hooks or an fsmonitor, in the given directory.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+_GIT = ["git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "--no-optional-locks"]
+_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
+
+
+def _git(directory: Path, *args: str) -> str | None:
+    try:
+        result = subprocess.run([*_GIT, "-C", str(directory), *args], capture_output=True, text=True, timeout=20,
+                                env={**os.environ, **_ENV}, stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def commit_info(directory: Path) -> dict[str, Any] | None:
+    """The commit checked out at `directory`: id, branch (None when detached), dirty flag, commit time (ISO 8601)."""
+    commit = _git(directory, "rev-parse", "--verify", "HEAD")
+    if not commit:
+        return None
+    branch = _git(directory, "symbolic-ref", "--short", "-q", "HEAD")
+    status = _git(directory, "status", "--porcelain", "--untracked-files=no")
+    return {"id": commit, "branch": branch or None, "dirty": bool(status), "time": _git(directory, "show", "-s", "--format=%cI", "HEAD")}
+
+
+def machine_info() -> dict[str, Any]:
+    """The interpreter and machine: python, platform, cpu count (the dense device is null until an embedding arm runs)."""
+    return {"python": platform.python_version(), "implementation": sys.implementation.name, "platform": platform.platform(),
+            "machine": platform.machine(), "cpu_count": os.cpu_count(), "device": None}

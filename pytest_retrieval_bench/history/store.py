@@ -1,0 +1,111 @@
+"""Saved runs: one report a file in a storage folder (`--bench-save`, `--bench-autosave`), and the
+saved run a later run is compared with (`--bench-compare`).
+
+A saved run is named `NNNN_COMMIT_YYYYMMDD_HHMMSS_NAME.json`: a counter one past the highest
+already there, the first 7 hex digits of the commit (`nocommit` outside a git repository), the
+local date and time, and the run's name; a partial run (saved only when named with `--bench-save`)
+ends in `_partial`. Its registration is written beside it (`<file>.registration.json`), as for a
+report. Both are written atomically, so an interrupted save leaves the folder as it was.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Sequence
+
+import orjson
+
+from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.report.build import canonical_json, samples_digests, write_atomically
+
+DEFAULT_STORAGE = ".retrieval-bench"
+_FILE = re.compile(r"^(?P<counter>\d{4,})_(?P<commit>[0-9a-f]{7}|nocommit)_(?P<date>\d{8}_\d{6})_(?P<name>[A-Za-z0-9.-]+)(?P<partial>_partial)?\.json$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    path: Path
+    counter: int
+    commit: str
+    date: str
+    name: str
+    partial: bool
+
+    @property
+    def label(self) -> str:
+        return f"{self.counter:04d} {self.name}{' (partial)' if self.partial else ''}"
+
+
+def check_name(name: str) -> str:
+    """A run name that is safe in a file name: letters, digits, `.` and `-`, at most 64 characters."""
+    if not _NAME.match(name):
+        raise BenchError(f"--bench-save {name!r}: a run name is 1 to 64 letters, digits, '.' or '-', starting with a letter or digit")
+    return name
+
+
+def saved_runs(storage: Path) -> list[SavedRun]:
+    """The runs saved in `storage`, oldest first (by counter); other files there are ignored."""
+    if not storage.is_dir():
+        return []
+    runs = []
+    for path in storage.iterdir():
+        match = None if path.name.endswith(".registration.json") else _FILE.match(path.name)
+        if match:
+            runs.append(SavedRun(path, int(match["counter"]), match["commit"], match["date"], match["name"], bool(match["partial"])))
+    return sorted(runs, key=lambda run: run.counter)
+
+
+def save_run(storage: Path, report_bytes: bytes, name: str, commit: dict[str, Any] | None, now: datetime | None = None) -> Path:
+    """Write the report (and its registration beside it) as the next saved run; returns its path."""
+    report = orjson.loads(report_bytes)
+    counter = max((run.counter for run in saved_runs(storage)), default=0) + 1
+    short = (commit or {}).get("id", "")[:7] or "nocommit"
+    stamp = (now or datetime.now()).strftime("%Y%m%d_%H%M%S")
+    path = storage / f"{counter:04d}_{short}_{stamp}_{check_name(name)}{'_partial' if report.get('partial') else ''}.json"
+    storage.mkdir(parents=True, exist_ok=True)
+    write_atomically(path.with_name(path.name + ".registration.json"), canonical_json(report.get("registration", {})))
+    write_atomically(path, report_bytes)
+    return path
+
+
+def _fits(run: SavedRun, digests: Sequence[str], limit: int) -> str | None:
+    """Why a saved run cannot be paired with this run (None when it can)."""
+    try:
+        report = orjson.loads(run.path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as error:
+        return f"unreadable ({error})"
+    if samples_digests(report) != sorted(digests):
+        return "over other samples"
+    if report.get("registration", {}).get("limit") != limit:
+        return f"limit {report.get('registration', {}).get('limit')}, not {limit}"
+    if report.get("partial"):
+        return "partial"
+    return None
+
+
+def find_compared(storage: Path, choice: str, digests: Sequence[str], limit: int) -> tuple[SavedRun, list[str]]:
+    """The saved run `--bench-compare CHOICE` names (`latest`, a counter, or a run name: its newest run),
+    and the runs skipped on the way with their reasons. A named run that does not fit is refused."""
+    runs = saved_runs(storage)
+    if not runs:
+        raise BenchError(f"--bench-compare: no saved run in {storage} (save one with --bench-save NAME or --bench-autosave)")
+    if choice == "latest":
+        skipped = []
+        for run in reversed(runs):
+            why = _fits(run, digests, limit)
+            if why is None:
+                return run, skipped
+            skipped.append(f"{run.path.name}: {why}")
+        raise BenchError(f"--bench-compare: no saved run in {storage} fits this run ({'; '.join(skipped)})")
+    chosen = [run for run in runs if (choice.isdigit() and run.counter == int(choice)) or run.name == choice]
+    if not chosen:
+        raise BenchError(f"--bench-compare {choice!r}: no saved run numbered or named so in {storage} "
+                         f"(saved: {', '.join(run.label for run in runs)})")
+    why = _fits(chosen[-1], digests, limit)
+    if why is not None:
+        raise BenchError(f"--bench-compare {choice!r}: {chosen[-1].path.name} is {why}, so it cannot be paired with this run")
+    return chosen[-1], []

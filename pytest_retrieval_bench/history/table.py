@@ -1,0 +1,70 @@
+"""`retrieval-bench history`: the saved runs, oldest first, with per arm a metric and its interval
+and the paired change against the previous saved run that holds the same arm over the same samples
+and limit (a run over other samples or another limit starts a new series, and says so)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from pytest_retrieval_bench.history.store import SavedRun
+from pytest_retrieval_bench.report.build import paired_comparison, samples_digests
+from pytest_retrieval_bench.report.diff import positive_rows
+from pytest_retrieval_bench.report.tables import fixed_width, interval, number, signed
+from pytest_retrieval_bench.scoring.metrics import cutoffs
+
+HEADERS = ["run", "date", "commit", "name", "series", "arm", "{metric}", "interval", "recall@10", "mrr@k", "change", "bootstrap 95%", "verdict"]
+
+
+def default_metric(limit: int) -> str:
+    ks = cutoffs(limit)
+    return f"hit@{ks[-1]}" if ks else "mrr@k"
+
+
+def history_rows(runs: list[SavedRun], metric: str | None = None) -> tuple[list[str], list[list[str]], list[str]]:
+    """(headers, rows, notes): a row per saved run and arm; notes name runs that could not be read."""
+    series: dict[tuple[tuple[str, ...], Any], str] = {}
+    previous: dict[tuple[str, str], dict[str, Any]] = {}
+    rows: list[list[str]] = []
+    notes: list[str] = []
+    chosen = metric
+    for run in runs:
+        try:
+            report = orjson.loads(run.path.read_bytes())
+        except (OSError, orjson.JSONDecodeError) as error:
+            notes.append(f"{run.path.name}: unreadable ({error})")
+            continue
+        limit = report.get("registration", {}).get("limit") or 20
+        chosen = metric or default_metric(limit)
+        key = (tuple(samples_digests(report)), limit)
+        label = series.setdefault(key, f"S{len(series) + 1}")
+        summary = report.get("summary", {}).get("all", {})
+        date = f"{run.date[:4]}-{run.date[4:6]}-{run.date[6:8]} {run.date[9:11]}:{run.date[11:13]}"
+        for arm in sorted(summary):
+            row = summary[arm]
+            metrics = row.get("metrics", {})
+            bounds = row.get("wilson95", {}).get(chosen)
+            change, bootstrap, verdict = "-", "-", "new" if (label, arm) not in previous else "-"
+            before = previous.get((label, arm))
+            if before is not None:
+                result = paired_comparison(f"history|{label}|{arm}|{chosen}", positive_rows(report, arm, "all"),
+                                           positive_rows(before, arm, "all"), chosen)
+                if result is not None:
+                    change, bootstrap, verdict = signed(result["mean_difference"]), interval(result["bootstrap95"], sign=True), result["verdict"]
+            rows.append([f"{run.counter:04d}", date, run.commit, run.name + (" (partial)" if run.partial else ""), label, arm,
+                         number(metrics.get(chosen)), interval(bounds), number(metrics.get("recall@10")), number(metrics.get("mrr@k")),
+                         change, bootstrap, verdict])
+            previous[(label, arm)] = report
+    if len(series) > 1:
+        notes.append(f"{len(series)} series: runs over other samples or another limit are never paired with each other")
+    return [header.replace("{metric}", chosen or "metric") for header in HEADERS], rows, notes
+
+
+def history_lines(runs: list[SavedRun], storage: str, metric: str | None = None) -> list[str]:
+    if not runs:
+        return [f"retrieval-bench history: no saved run in {storage} (save one with --bench-save NAME or --bench-autosave)"]
+    headers, rows, notes = history_rows(runs, metric)
+    lines = [f"retrieval-bench history: {len(runs)} saved run(s) in {storage}; change: paired difference against the previous run "
+             "of the same arm and series, over the positive samples both scored"]
+    return lines + fixed_width((headers, rows)) + notes
