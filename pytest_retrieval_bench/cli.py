@@ -58,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     history = commands.add_parser("history", help="the saved runs (--bench-save, --bench-autosave), with each arm's metric and its change")
     history.add_argument("--storage", type=Path, default=Path(".retrieval-bench"), help="the folder of saved runs (default: .retrieval-bench)")
     history.add_argument("--metric", help="the metric shown per arm (default: hit at the largest cut-off the limit reaches, e.g. hit@20)")
+    history.add_argument("--html", type=Path, metavar="PAGE", help="also write a self-contained trend page here (each run's own page in PAGE_runs/)")
     known = commands.add_parser("known-target", help="known-target-v1 case banks")
     known_commands = known.add_subparsers(dest="known_command", required=True)
     generate = known_commands.add_parser("generate", help="derive a case bank from a git repository's blobs at one commit")
@@ -207,7 +208,21 @@ def main(argv: list[str] | None = None) -> int:
         from pytest_retrieval_bench.history.store import saved_runs
         from pytest_retrieval_bench.history.table import history_lines
 
-        print("\n".join(history_lines(saved_runs(args.storage), str(args.storage), args.metric)))
+        runs = saved_runs(args.storage)
+        print("\n".join(history_lines(runs, str(args.storage), args.metric)))
+        if args.html is not None:
+            from pytest_retrieval_bench.history.page import write_history_page
+
+            try:
+                check_outputs([("--html", args.html)], [("saved run", run.path) for run in runs], [("--storage", args.storage)])
+                folder = write_history_page(runs, args.html, args.metric)
+            except BenchError as error:
+                print(f"retrieval-bench: error: {error}", file=sys.stderr)
+                return 2
+            except OSError as error:
+                print(f"retrieval-bench: error: cannot write {args.html}: {error.strerror or error}", file=sys.stderr)
+                return 2
+            print(f"retrieval-bench: history page written to {args.html} (each run's page in {folder})")
         return 0
     return _summarize(args)
 

@@ -149,3 +149,33 @@ def test_history_lists_runs_with_each_arms_change_and_series(bench: pytest.Pytes
 def test_saved_run_options_refuse_what_cannot_work(bench: pytest.Pytester, args: tuple[str, ...], words: str) -> None:
     result = run(bench, *args)
     assert result.ret == USAGE_ERROR and words in result.stderr.str()
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def test_the_history_page_is_self_contained_links_each_run_and_flags_changes(bench: pytest.Pytester) -> None:
+    run(bench, "--bench-save=base")
+    bench.makeconftest(MINE.format(shift=1).replace('name = "mine"', 'name = "mine<script>"'))
+    result = bench.runpytest_subprocess(f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", "--bench-arms=grep,mine<script>",
+                                        "-p", "no:cacheprovider", "--bench-save=shifted", timeout=300)
+    assert result.ret == 0, result.stdout.str()
+    page = bench.path / "out" / "history.html"
+    written = history(bench, "--html", str(page))
+    assert written.returncode == 0, written.stderr
+    html = page.read_text()
+    assert "Content-Security-Policy" in html and "<script" not in html.replace("&lt;script", "")  # names escaped, no script at all
+    assert "http://" not in html and "https://" not in html and " src=" not in html  # nothing loaded from anywhere
+    for counter in ("0001", "0002"):
+        assert f'href="history_runs/{counter}.html"' in html and (page.parent / "history_runs" / f"{counter}.html").is_file()
+    assert html.count("<svg") == 3 and "<polygon class=\"band\"" in html  # hit@20, recall@10, mrr@k; hit@k's Wilson band
+    assert 'class="flag">grep' not in html  # grep did not change
+    if CHROMIUM is None:
+        pytest.skip("no chromium or chromium-browser binary on PATH (apt-get install chromium)")
+    shot = bench.path / "history.png"
+    taken = subprocess.run([CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", f"--screenshot={shot}", "--window-size=1000,1400",
+                            page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert taken.returncode == 0 and shot.stat().st_size > 10_000, taken.stderr[-2000:]
+    dom = subprocess.run([CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
+    assert dom.count("<polyline") >= 3 and "Retrieval bench history" in dom
