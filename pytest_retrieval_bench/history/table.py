@@ -9,10 +9,12 @@ from typing import Any
 import orjson
 
 from pytest_retrieval_bench.history.store import SavedRun
-from pytest_retrieval_bench.report.build import paired_comparison, samples_digests
+from pytest_retrieval_bench.report.build import paired_differences, samples_digests
 from pytest_retrieval_bench.report.diff import positive_rows
 from pytest_retrieval_bench.report.tables import fixed_width, interval, number, signed
+from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.metrics import cutoffs
+from pytest_retrieval_bench.scoring.verdicts import verdict_of
 
 HEADERS = ["run", "date", "commit", "name", "series", "arm", "{metric}", "interval", "recall@10", "mrr@k", "change", "bootstrap 95%", "verdict"]
 
@@ -48,10 +50,10 @@ def history_rows(runs: list[SavedRun], metric: str | None = None) -> tuple[list[
             change, bootstrap, verdict = "-", "-", "new" if (label, arm) not in previous else "-"
             before = previous.get((label, arm))
             if before is not None:
-                result = paired_comparison(f"history|{label}|{arm}|{chosen}", positive_rows(report, arm, "all"),
-                                           positive_rows(before, arm, "all"), chosen)
-                if result is not None:
-                    change, bootstrap, verdict = signed(result["mean_difference"]), interval(result["bootstrap95"], sign=True), result["verdict"]
+                _, diffs = paired_differences(positive_rows(report, arm, "all"), positive_rows(before, arm, "all"), chosen)
+                if diffs:  # the bootstrap alone: a history needs no t-test
+                    bounds = stats.bootstrap_interval(diffs, f"history|{label}|{arm}|{chosen}")
+                    change, bootstrap, verdict = signed(stats.mean(diffs)), interval(bounds, sign=True), verdict_of(bounds, len(diffs))
             rows.append([f"{run.counter:04d}", date, run.commit, run.name + (" (partial)" if run.partial else ""), label, arm,
                          number(metrics.get(chosen)), interval(bounds), number(metrics.get("recall@10")), number(metrics.get("mrr@k")),
                          change, bootstrap, verdict])

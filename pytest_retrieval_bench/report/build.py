@@ -188,14 +188,19 @@ def build_summary(rows_by_arm: dict[str, list[dict[str, Any]]], limit: int, with
     return summary
 
 
-def paired_comparison(name: str, candidate: dict[str, dict[str, Any]], baseline: dict[str, dict[str, Any]], metric: str) -> dict[str, Any] | None:
-    """Candidate minus baseline over positives both arms scored, in sample-id order."""
+def paired_differences(candidate: dict[str, dict[str, Any]], baseline: dict[str, dict[str, Any]], metric: str) -> tuple[list[str], list[float]]:
+    """The positives both arms scored, in sample-id order, and candidate minus baseline on each."""
     ids = sorted(set(candidate) & set(baseline))
     ids = [sample_id for sample_id in ids if candidate[sample_id]["_positive"] and metric in candidate[sample_id]["metrics"]
            and (metric in baseline[sample_id]["metrics"] or not metric.startswith("bcy@"))]
+    return ids, [candidate[i]["metrics"][metric] - baseline[i]["metrics"].get(metric, 0.0) for i in ids]
+
+
+def paired_comparison(name: str, candidate: dict[str, dict[str, Any]], baseline: dict[str, dict[str, Any]], metric: str) -> dict[str, Any] | None:
+    """Candidate minus baseline over positives both arms scored, in sample-id order."""
+    ids, diffs = paired_differences(candidate, baseline, metric)
     if not ids:
         return None
-    diffs = [candidate[i]["metrics"][metric] - baseline[i]["metrics"].get(metric, 0.0) for i in ids]
     test = stats.paired_t_test(diffs)
     bootstrap = _interval(stats.bootstrap_interval(diffs, name))
     by_repo: dict[str, list[float]] = defaultdict(list)
