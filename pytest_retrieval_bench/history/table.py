@@ -52,8 +52,8 @@ def history_rows(runs: list[SavedRun], metric: str | None = None) -> tuple[list[
             if before is not None:
                 _, diffs = paired_differences(positive_rows(report, arm, "all"), positive_rows(before, arm, "all"), chosen)
                 if diffs:  # the bootstrap alone: a history needs no t-test
-                    bounds = stats.bootstrap_interval(diffs, f"history|{label}|{arm}|{chosen}")
-                    change, bootstrap, verdict = signed(stats.mean(diffs)), interval(bounds, sign=True), verdict_of(bounds, len(diffs))
+                    paired = stats.bootstrap_interval(diffs, f"history|{label}|{arm}|{chosen}")
+                    change, bootstrap, verdict = signed(stats.mean(diffs)), interval(paired, sign=True), verdict_of(paired, len(diffs))
             rows.append([f"{run.counter:04d}", date, run.commit, run.name + (" (partial)" if run.partial else ""), label, arm,
                          number(metrics.get(chosen)), interval(bounds), number(metrics.get("recall@10")), number(metrics.get("mrr@k")),
                          change, bootstrap, verdict])
