@@ -141,6 +141,10 @@ def test_history_lists_runs_with_each_arms_change_and_series(bench: pytest.Pytes
     assert float(second[11]) == pytest.approx(sum(diffs) / len(diffs), abs=5e-4)
     assert by_run[("0001", "mine")][5] == "S1" and by_run[("0003", "mine")][5] == "S2"
     assert "2 series: runs over other samples or another limit are never paired with each other" in result.stdout
+    default = [line.split() for line in history(bench).stdout.splitlines()]
+    hit_row = next(line for line in default if line[:1] == ["0002"] and line[6] == "mine")
+    low, high = after["summary"]["all"]["mine"]["wilson95"]["hit@20"]
+    assert default[1][6] == "hit@20" and " ".join(hit_row[8:10]) == f"[{low:.3f}, {high:.3f}]"  # the run's own Wilson interval
 
 
 @pytest.mark.parametrize("args, words", [(("--bench-compare", "--bench-baseline=x.json"), "give one"),
