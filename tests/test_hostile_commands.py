@@ -122,3 +122,106 @@ def test_a_program_whose_child_writes_after_it_exited_is_read_as_it_answered(sna
     assert program_arm(program, timeout=20).retrieve(request(snapshot)).ranking == ["README.md"]
 
 
+# -- outwit: git settings planted in the copy -----------------------------------------------------
+PLANTS = ("fsmonitor", "hooks", "filter", "worktree")
+
+
+def plant(copy: Path, what: str, log: Path, decoy: Path) -> None:
+    """What a hostile arm can do in its copy without running git: an fsmonitor program, hooks, a
+    filter driver on every file, or a work tree pointed at a directory outside the copy."""
+    spy = copy.parent / f"{copy.name}-spy.sh"  # outside the copy, so the reset cannot remove it
+    spy.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {log}\ncat\n")
+    spy.chmod(0o755)
+    if what == "hooks":
+        hooks = copy / ".git" / "hooks"
+        hooks.mkdir(exist_ok=True)
+        for hook in ("reference-transaction", "post-checkout", "post-index-change"):
+            (hooks / hook).write_text(f"#!/bin/sh\necho hook {hook} >> {log}\n")
+            (hooks / hook).chmod(0o755)
+    settings = {"fsmonitor": f"[core]\n\tfsmonitor = {spy}\n", "hooks": "", "worktree": f"[core]\n\tworktree = {decoy}\n",
+                "filter": f"[filter \"spy\"]\n\tsmudge = {spy}\n\tclean = {spy}\n"}[what]
+    with open(copy / ".git" / "config", "a") as config:
+        config.write(settings)
+    if what == "filter":
+        (copy / ".git" / "info").mkdir(exist_ok=True)
+        (copy / ".git" / "info" / "attributes").write_text("* filter=spy\n")
+    (copy / "README.md").write_text("changed by the arm\n")  # so the reset has a file to check out
+    (copy / "untracked.txt").write_text("junk\n")
+
+
+@pytest.mark.parametrize("what", PLANTS)
+def test_git_settings_an_arm_plants_in_its_copy_never_run_or_redirect_the_plugins_git(tmp_path: Path, snapshot: Any, what: str) -> None:
+    """The plugin resets the copy between items and reads its status (the affected preset): with
+    fsmonitor, hooks or a filter driver planted, the older code ran the arm's program from the
+    plugin's own git, outside the arm's call; with `core.worktree` planted, its `git reset --hard`
+    and `git clean -ffdx` worked on a directory outside the copy. Now none of it happens, and the
+    copy is reset as before, an arm's cache under `.git/` kept."""
+    log, decoy = tmp_path / "ran.log", tmp_path / "decoy"
+    decoy.mkdir()
+    (decoy / "precious.txt").write_text("not the copy's\n")
+    copy = snapshot.directory(fresh=True)
+    (copy / ".git" / "tool-cache").mkdir()
+    for _ in range(3):  # three items in a row, each planting again
+        plant(copy, what, log, decoy)
+        assert snapshot.directory(fresh=True) == copy
+        assert (copy / "README.md").read_bytes() == FILES["README.md"] and not (copy / "untracked.txt").exists()
+        plant(copy, what, log, decoy)
+        (copy / "README.md").write_bytes(FILES["README.md"])
+        (copy / "untracked.txt").unlink()
+        assert _porcelain(copy) == ""
+    assert not log.exists(), log.read_text()
+    assert [path.name for path in decoy.iterdir()] == ["precious.txt"]
+    assert (copy / ".git" / "tool-cache").is_dir()
+
+
+def test_a_git_dir_an_arm_replaced_with_a_link_is_an_error_never_followed(tmp_path: Path, snapshot: Any) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    copy = snapshot.directory(fresh=True)
+    shutil.move(copy / ".git", elsewhere)
+    (copy / ".git").symlink_to(elsewhere)
+    config = (elsewhere / "config").read_bytes()
+    with pytest.raises(Exception, match="no longer the copy's git directory"):
+        snapshot.directory(fresh=True)
+    assert (elsewhere / "config").read_bytes() == config
+
+
+# -- no program of the plugin's writes into an input ----------------------------------------------
+WRITER = """#!/bin/sh
+# a corvint that writes into its working directory on every call, then answers as the stub does
+echo "$*" > "./written-by-corvint-$$.txt" 2>/dev/null
+echo "$(pwd)" >> {log}
+exec "{python}" "{stub}" "$@"
+"""
+
+
+def test_a_version_probe_that_writes_into_its_working_directory_cannot_change_the_snapshot(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest started from inside the --bench-snapshot directory: `corvint --version`, asked once
+    for the registration, ran in the caller's working directory, so a corvint that writes there
+    changed the snapshot and every item failed. It runs in a directory of the run's own now."""
+    tree = pytester.path / "gin"
+    shutil.copytree(GIN_TREE, tree)
+    log = pytester.path / "cwd.log"
+    binary = pytester.path / "bin" / "corvint"
+    binary.parent.mkdir()
+    binary.write_text(WRITER.format(log=log, python=sys.executable, stub=STUB))
+    binary.chmod(0o755)
+    monkeypatch.delenv("CORVINT", raising=False)
+    monkeypatch.setenv("PATH", f"{binary.parent}{os.pathsep}{os.environ['PATH']}")
+    source = TESTDATA / "release" / "benchmark" / "synthetic_v1" / "samples.jsonl"
+    rows = [line for line in source.read_text().splitlines() if json.loads(line)["repo"] == "acme/gin-lite" and '"UNLABELED' not in line]
+    samples = pytester.path / "samples.jsonl"
+    samples.write_text("\n".join(rows) + "\n")
+    before = sorted(path.relative_to(tree).as_posix() for path in tree.rglob("*"))
+    monkeypatch.chdir(tree)
+    result = pytester.runpytest_subprocess(f"--bench-samples={samples}", f"--bench-snapshot={GIN_KEY}={tree}", "--bench-arms=corvint-query",
+                                           f"--bench-report={pytester.path / 'out.json'}", "-p", "no:cacheprovider", "--bench-no-cache", timeout=300)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert sorted(path.relative_to(tree).as_posix() for path in tree.rglob("*")) == before
+    report = json.loads((pytester.path / "out.json").read_text())
+    assert report["registration"]["corvint"]["version"] == "corvint-stub 0.0.1"
+    records = [entry["arms"]["corvint-query"] for entry in report["details"] if entry["arms"]]
+    assert len(records) == len(rows) and all(record["error"] is None for record in records)
+    directories = {Path(line) for line in log.read_text().splitlines()}
+    assert len(directories) >= 2 and tree not in directories  # the probe's directory and the copy, never the caller's
+    assert not any(directory.exists() for directory in directories)  # the run's own directories are removed
