@@ -185,6 +185,94 @@ def test_a_git_dir_an_arm_replaced_with_a_link_is_an_error_never_followed(tmp_pa
     assert (elsewhere / "config").read_bytes() == config
 
 
+# -- outwit: a copy made read-only (needs a user root's override does not apply to) ---------------
+def _nobody() -> int | None:
+    try:
+        import pwd
+
+        return pwd.getpwnam("nobody").pw_uid
+    except (ImportError, KeyError):
+        return None
+
+
+NOBODY = _nobody()
+
+
+def _unprivileged_python() -> tuple[list[str], dict[str, str]] | None:
+    """How to run this venv's Python code as `nobody` (runuser, a system Python of the same
+    version, the venv's site-packages on PYTHONPATH), or None when that is not possible here."""
+    if os.geteuid() != 0 or not shutil.which("runuser"):
+        return None
+    if NOBODY is None:
+        return None
+    import pytest_retrieval_bench
+    import sysconfig
+
+    paths = os.pathsep.join([str(Path(pytest_retrieval_bench.__file__).resolve().parent.parent), sysconfig.get_paths()["purelib"]])
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    for candidate in (f"/usr/bin/{version}", f"/usr/local/bin/{version}", "/usr/bin/python3"):
+        command = ["runuser", "-u", "nobody", "--", "env", f"PYTHONPATH={paths}", candidate]
+        probe = subprocess.run([*command, "-c", f"import sys, pytest, orjson, pytest_retrieval_bench; assert sys.version_info[:2] == {tuple(sys.version_info[:2])}"],
+                               capture_output=True, cwd="/", check=False)
+        if probe.returncode == 0:
+            return command, {"PYTHONPATH": paths}
+    return None
+
+
+UNPRIVILEGED = _unprivileged_python()
+NEEDS_NOBODY = pytest.mark.skipif(UNPRIVILEGED is None, reason="root ignores read-only directories; running as 'nobody' (runuser and a "
+                                  "system Python of this version that can import this venv) is not possible here")
+
+
+@pytest.fixture
+def shared_dir():
+    """A directory `nobody` can write, outside the test's own (root-only) temporary directory."""
+    path = Path(tempfile.mkdtemp(prefix="hostile-commands-"))
+    path.chmod(0o777)
+    yield path
+    remove_tree(path, ignore_errors=True)
+
+
+READ_ONLY_ARM = """
+import json, os, stat
+for directory, subdirs, files in os.walk(".", topdown=False):
+    for name in files:
+        os.chmod(os.path.join(directory, name), 0o444)
+    os.chmod(directory, 0o555)
+os.chmod(".git", 0o555)
+with open(os.environ["ARM_LOG"], "a") as log:
+    log.write("called\\n")
+print(json.dumps({"results": [{"path": "gin.go"}]}))
+"""
+
+
+@NEEDS_NOBODY
+def test_an_arm_that_makes_its_copy_read_only_leaves_nothing_and_the_next_items_run(shared_dir: Path) -> None:
+    """Run as a user without root's override: every item's arm makes the whole copy read-only
+    (its `.git` too). The next item's reset gives write permission back first, every item answers,
+    and the session directory under TMPDIR is removed at the end."""
+    assert UNPRIVILEGED is not None
+    command, _env = UNPRIVILEGED
+    source = TESTDATA / "release" / "benchmark" / "synthetic_v1" / "samples.jsonl"
+    rows = [line for line in source.read_text().splitlines() if json.loads(line)["repo"] == "acme/gin-lite" and '"UNLABELED' not in line]
+    (shared_dir / "samples.jsonl").write_text("\n".join(rows) + "\n")
+    shutil.copytree(GIN_TREE, shared_dir / "gin")
+    (shared_dir / "arm.py").write_text(READ_ONLY_ARM)
+    (shared_dir / "tmp").mkdir()
+    for path in shared_dir.rglob("*"):
+        os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+    spec = {"argv": [command[-1], str(shared_dir / "arm.py")], "ranking": "results[].path", "env": {"ARM_LOG": str(shared_dir / "arm.log")}}
+    result = subprocess.run([*command[:-2], f"TMPDIR={shared_dir / 'tmp'}", *command[-2:], "-m", "pytest", "-p", "no:cacheprovider", "--bench-no-cache",
+                             f"--bench-samples={shared_dir / 'samples.jsonl'}", f"--bench-snapshot={GIN_KEY}={shared_dir / 'gin'}",
+                             f"--bench-command-arm=readonly={json.dumps(spec)}", "--bench-arms=readonly", f"--bench-report={shared_dir / 'out.json'}",
+                             "-q"], cwd=shared_dir, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    records = [entry["arms"]["readonly"] for entry in json.loads((shared_dir / "out.json").read_text())["details"] if entry["arms"]]
+    calls = (shared_dir / "arm.log").read_text().count("called")
+    assert len(records) == len(rows) == calls > 1 and all(record["error"] is None for record in records)
+    assert list((shared_dir / "tmp").iterdir()) == []  # the copy and the session directory are gone
+
+
 # -- no program of the plugin's writes into an input ----------------------------------------------
 WRITER = """#!/bin/sh
 # a corvint that writes into its working directory on every call, then answers as the stub does

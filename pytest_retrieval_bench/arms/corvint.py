@@ -10,7 +10,6 @@ copy holds corvint's snapshot store (`.git/corvint/index`) before the call.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from pytest_retrieval_bench.arms.command import (NO_CHANGED_FILE, ExecutableIden
 from pytest_retrieval_bench.arms.capture import CaptureWriter
 from pytest_retrieval_bench.arms.snapshot_latency import Observation, SnapshotLatencySpec
 from pytest_retrieval_bench.corpus.own_programs import git_command, neutral_directory
+from pytest_retrieval_bench.corpus.remove_tree import remove_tree
 from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.errors import ArmError
 
@@ -239,7 +239,7 @@ def _restore(target: Path, previous: bytes) -> None:
     """Put the exact previous bytes back, even if the command replaced the file with something else."""
     if target.is_symlink() or (target.exists() and not target.is_file()):
         if target.is_dir() and not target.is_symlink():
-            shutil.rmtree(target)
+            remove_tree(target)
         else:
             target.unlink()
     target.parent.mkdir(parents=True, exist_ok=True)

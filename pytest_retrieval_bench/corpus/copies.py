@@ -21,7 +21,7 @@ from typing import Callable
 
 from pytest_retrieval_bench.corpus.copy_files import check_copy
 from pytest_retrieval_bench.corpus.own_programs import forget_repository, git_command, guard_repository, set_run_directory
-from pytest_retrieval_bench.corpus.remove_tree import remove_tree
+from pytest_retrieval_bench.corpus.remove_tree import allow_writes, remove_tree
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.errors import SnapshotError
 
@@ -158,8 +158,13 @@ def _commit_once(target: Path) -> None:
 def _reset(target: Path) -> None:
     """Back to the commit: tracked files restored, everything untracked (ignored too) removed;
     `.git/` is left alone but for its configuration, so an arm's cache kept there (corvint's
-    `.git/corvint/`) survives."""
-    _git_steps(target, ["reset", "-q", "--hard", "HEAD"], ["clean", "-q", "-ffdx"])
+    `.git/corvint/`) survives. A copy an arm made read-only gets its write permission back first."""
+    try:
+        _git_steps(target, ["reset", "-q", "--hard", "HEAD"], ["clean", "-q", "-ffdx"])
+    except subprocess.CalledProcessError:
+        if not allow_writes(target):
+            raise
+        _git_steps(target, ["reset", "-q", "--hard", "HEAD"], ["clean", "-q", "-ffdx"])
 
 
 def _git_steps(target: Path, *steps: list[str]) -> None:

@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Mapping
 
-from pytest_retrieval_bench.corpus.remove_tree import remove_tree
+from pytest_retrieval_bench.corpus.remove_tree import allow_writes, remove_tree
 from pytest_retrieval_bench.errors import SnapshotError
 
 GIT_OVERRIDES = (
@@ -105,6 +105,7 @@ def restore_git_config(repo: Path, config: bytes) -> None:
     git_dir = Path(repo) / ".git"
     if git_dir.is_symlink() or not git_dir.is_dir():
         raise SnapshotError(f"{git_dir} is no longer the copy's git directory (an arm replaced it)")
+    allow_writes(git_dir, recursive=False)
     for name in ("config", "commondir"):
         remove_tree(git_dir / name)
     fd = os.open(git_dir / "config", os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
