@@ -313,3 +313,18 @@ def test_a_version_probe_that_writes_into_its_working_directory_cannot_change_th
     directories = {Path(line) for line in log.read_text().splitlines()}
     assert len(directories) >= 2 and tree not in directories  # the probe's directory and the copy, never the caller's
     assert not any(directory.exists() for directory in directories)  # the run's own directories are removed
+
+
+def test_a_version_probe_named_by_a_relative_path_is_found_from_the_callers_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe starts in the run's own directory, but `CORVINT=bin/x` still names the caller's
+    `bin/x`, as the identity digest reads it; and the probe writes nothing where the caller is."""
+    from pytest_retrieval_bench.arms.corvint import QueryArm
+
+    binary = tmp_path / "bin" / "corvint-relative-probe"
+    binary.parent.mkdir()
+    binary.write_text("#!/bin/sh\ntouch ./probe-was-here\necho 'corvint 9.9.9'\n")
+    binary.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    arm = QueryArm("bin/corvint-relative-probe")
+    assert arm.version() == "corvint 9.9.9" and arm.identity().startswith("corvint:sha256:")
+    assert not (tmp_path / "probe-was-here").exists()

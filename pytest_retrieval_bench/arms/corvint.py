@@ -58,7 +58,8 @@ class CorvintArm:
         does (its own session, bounded output, nothing left running), but in the run's neutral
         directory: the caller's working directory may be the snapshot."""
         if self.binary not in _VERSIONS:
-            invocation = run_program([self.binary, "--version"], neutral_directory(), dict(os.environ), VERSION_TIMEOUT)
+            program = os.path.abspath(self.binary) if os.sep in self.binary else self.binary  # as the identity reads it, from here
+            invocation = run_program([program, "--version"], neutral_directory(), dict(os.environ), VERSION_TIMEOUT)
             lines = (invocation.stdout or b"").decode("utf-8", "replace").strip().splitlines()
             problem = problem_of(invocation)
             _VERSIONS[self.binary] = lines[0].strip() if problem is None and lines else f"UNKNOWN: --version {problem or 'printed nothing'}"
