@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_retrieval_bench.corpus.remove_tree import MAX_OPEN, remove_tree
+from pytest_retrieval_bench.corpus.remove_tree import MAX_OPEN, allow_writes, remove_tree
 from pytest_retrieval_bench.corpus.snapshot import MAX_PATH_DEPTH, check_relative_path
 
 RELEASE = Path(__file__).resolve().parent.parent / "testdata" / "release"
@@ -108,3 +108,20 @@ def test_a_file_name_that_is_not_utf8_is_left_out_and_listed_never_crashing_the_
     assert {"kind": "undecodable_path", "path": "caf\\xe9.go", "snapshot": "acme/gin-lite@5a1d1a74c1b9687a9f2f111e03db561cc2fa96b5"} in report["snapshot_problems"]
     assert "not valid UTF-8 and were left out (caf\\xe9.go)" in result.stdout.str()
     assert not any("caf" in path for entry in report["details"] for record in entry["arms"].values() for path in record["ranking"])
+
+
+def test_allow_writes_gives_the_owner_write_permission_back_below_a_tree_never_through_a_link(tmp_path: Path) -> None:
+    """What the reset of a copy an arm made read-only relies on (the mode bits are checked, so this
+    holds for root too, whom read-only directories do not stop)."""
+    root, outside = tmp_path / "copy", tmp_path / "outside"
+    (root / "a" / "b").mkdir(parents=True)
+    outside.mkdir()
+    (root / "a" / "b" / "file.txt").write_text("x")
+    (root / "a" / "out").symlink_to(outside)
+    for path, mode in ((root / "a" / "b" / "file.txt", 0o444), (root / "a" / "b", 0o555), (root / "a", 0o500), (root, 0o555), (outside, 0o555)):
+        path.chmod(mode)
+    assert allow_writes(root) is True
+    assert [stat.S_IMODE(path.stat().st_mode) & stat.S_IWUSR for path in (root, root / "a", root / "a" / "b", root / "a" / "b" / "file.txt")] == [stat.S_IWUSR] * 4
+    assert stat.S_IMODE(outside.stat().st_mode) == 0o555  # a link is not followed
+    assert allow_writes(root) is False  # nothing left to change
+    outside.chmod(0o755)

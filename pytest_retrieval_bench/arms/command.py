@@ -19,7 +19,6 @@ import shutil
 import subprocess
 import tempfile
 import threading
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +57,8 @@ class Invocation:
     stderr: bytes | None = None
     stderr_total: int = 0
     timed_out: bool = False
+    stdout_overflow: bool = False  # reading stopped past the limit and the call was ended
+    stdout_limit: int = MAX_STDOUT_BYTES
     start_error: str | None = None
     timeout: float = 0.0
 
@@ -67,31 +68,57 @@ class Invocation:
 
 
 class _Reader(threading.Thread):
-    """Drains one pipe, keeping at most `limit` bytes and counting the rest (so the child never blocks)."""
+    """Drains one pipe, keeping at most `limit` bytes (so the child never blocks).
 
-    def __init__(self, stream: IO[bytes], limit: int):
+    With `stop_at_limit`, reading ends at the first byte past the limit and `on_overflow` is
+    called (it ends the call): an endless stdout is an error at once, not a timeout later. Otherwise
+    the rest is counted and dropped. Once `stop` is called, nothing more is kept."""
+
+    def __init__(self, stream: IO[bytes], limit: int, stop_at_limit: bool = False, on_overflow: Any = None):
         super().__init__(daemon=True)
-        self.stream, self.limit = stream, limit
+        self.stream, self.limit, self.stop_at_limit, self.on_overflow = stream, limit, stop_at_limit, on_overflow
         self.data = bytearray()
         self.total = 0
+        self.overflowed = False
+        self._lock = threading.Lock()
+        self._stopped = False
 
     def run(self) -> None:
         with self.stream:
             while chunk := self.stream.read1(65536):  # type: ignore[attr-defined]
-                self.total += len(chunk)
-                room = self.limit - len(self.data)
-                if room > 0:
-                    self.data += chunk[:room]
+                with self._lock:
+                    if self._stopped:
+                        return
+                    self.total += len(chunk)
+                    room = self.limit - len(self.data)
+                    if room > 0:
+                        self.data += chunk[:room]
+                    over = self.stop_at_limit and len(chunk) > room
+                if over:
+                    self.overflowed = True
+                    if self.on_overflow is not None:
+                        self.on_overflow()
+                    return
+
+    def stop(self) -> tuple[bytes, int]:
+        """What was read so far; later reads are dropped (a holder of the pipe nobody could end)."""
+        with self._lock:
+            self._stopped = True
+            return bytes(self.data), self.total
 
 
 def run_program(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float,
                 stdout_limit: int = MAX_STDOUT_BYTES, stderr_limit: int = MAX_STDERR_BYTES) -> Invocation:
-    """Run `argv` (no shell) in `cwd`; a start failure or timeout is recorded, not raised.
+    """Run `argv` (no shell) in `cwd`; a start failure, a timeout or a stdout past its limit is
+    recorded, not raised.
 
-    When the call ends, nothing it started is left running: the program's process group and every
-    process carrying the call's marker (see `processes`) are killed, whether it exited or timed out.
+    The call ends when the program exits, when its timeout passes or when its stdout passes the
+    limit; then nothing it started is left running: the program's process group and every process
+    carrying the call's marker (see `processes`) are killed, and what the pipes still hold is read
+    for at most `_DRAIN_GRACE` seconds. A descendant that kept stdout open therefore cannot hold an
+    answer back, nor turn it into a timeout.
     """
-    invocation = Invocation(argv=list(argv), timeout=timeout)
+    invocation = Invocation(argv=list(argv), timeout=timeout, stdout_limit=stdout_limit)
     marker = new_call_marker()
     try:
         process = subprocess.Popen(list(argv), cwd=cwd, env={**env, MARKER: marker}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -103,28 +130,25 @@ def run_program(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout:
         invocation.start_error = f"cannot run {argv[0]!r}: {error.strerror or error}"
         return invocation
     assert process.stdout is not None and process.stderr is not None
-    readers = [_Reader(process.stdout, stdout_limit), _Reader(process.stderr, stderr_limit)]
+    stdout = _Reader(process.stdout, stdout_limit, stop_at_limit=True, on_overflow=lambda: _end_call(process, marker))
+    readers = [stdout, _Reader(process.stderr, stderr_limit)]
     for reader in readers:
         reader.start()
-    deadline = time.monotonic() + timeout
     try:
         try:
             process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            invocation.timed_out = True
-            _end_call(process, marker)
-            process.wait()
-        for reader in readers:  # a background child may hold a pipe open after the program exits
-            reader.join(max(deadline - time.monotonic(), _DRAIN_GRACE))
-            if reader.is_alive():
-                invocation.timed_out = True
-                _end_call(process, marker)
-                reader.join(5.0)
+            invocation.timed_out = not stdout.overflowed
+        _end_call(process, marker)  # the call is over: what it started ends with it
+        process.wait()
+        for reader in readers:  # what the pipes hold, briefly: a holder nobody could end cannot stall the call
+            reader.join(_DRAIN_GRACE)
     finally:  # also on Ctrl-C: what the call started ends with it
         _end_call(process, marker)
     invocation.returncode = process.returncode
-    invocation.stdout, invocation.stdout_total = bytes(readers[0].data), readers[0].total
-    invocation.stderr, invocation.stderr_total = bytes(readers[1].data), readers[1].total
+    invocation.stdout_overflow = stdout.overflowed
+    invocation.stdout, invocation.stdout_total = stdout.stop()
+    invocation.stderr, invocation.stderr_total = readers[1].stop()
     return invocation
 
 
@@ -161,17 +185,25 @@ class Outcome:
 
 
 def problem_of(invocation: Invocation) -> str | None:
-    """Why a run is a failure (no start, timeout, stdout over its limit, non-zero exit), or None."""
+    """Why a run is a failure (no start, stdout over its limit, timeout, non-zero exit), or None."""
     if invocation.start_error:
         return invocation.start_error
+    if invocation.stdout_overflow or invocation.stdout_total > len(invocation.stdout or b""):
+        return f"stdout exceeded {_size(invocation.stdout_limit)} (the limit): reading stopped and the program was ended"
     if invocation.timed_out:
         return f"timed out after {invocation.timeout:g} s"
-    if invocation.stdout_total > len(invocation.stdout or b""):
-        return f"stdout of {invocation.stdout_total} bytes exceeds the {MAX_STDOUT_BYTES}-byte limit"
     if invocation.returncode:
         code = invocation.returncode
         return f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
     return None
+
+
+def _size(count: int) -> str:
+    """8 MiB, 64 KiB, or a byte count."""
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= size and count % size == 0:
+            return f"{count // size} {unit}"
+    return f"{count:,} bytes"
 
 
 def invoke(arm: str, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, request: Request,

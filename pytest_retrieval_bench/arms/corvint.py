@@ -10,15 +10,16 @@ copy holds corvint's snapshot store (`.git/corvint/index`) before the call.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from pytest_retrieval_bench.arms.base import Answer, Arm, Request
-from pytest_retrieval_bench.arms.command import NO_CHANGED_FILE, ExecutableIdentity, Outcome, substitute, cache_state, distinct_strings, invoke
+from pytest_retrieval_bench.arms.command import (NO_CHANGED_FILE, ExecutableIdentity, Outcome, substitute, cache_state, distinct_strings, invoke,
+                                                 problem_of, run_program)
 from pytest_retrieval_bench.arms.capture import CaptureWriter
 from pytest_retrieval_bench.arms.snapshot_latency import Observation, SnapshotLatencySpec
+from pytest_retrieval_bench.corpus.own_programs import git_command, neutral_directory
+from pytest_retrieval_bench.corpus.remove_tree import remove_tree
 from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.errors import ArmError
 
@@ -30,7 +31,7 @@ CONTEXT_MAX_CHARS = 32_000
 IMPACT_MAX_LIMIT = 50
 UNSUPPORTED_CONJUNCTION = "unsupported-conjunction"
 DIRTY_SUFFIX = b"\n\n"  # a dirty edit in every language
-_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
+VERSION_TIMEOUT = 30.0
 _VERSIONS: dict[str, str] = {}  # binary -> what `--version` said
 
 
@@ -53,14 +54,15 @@ class CorvintArm:
 
     def version(self) -> str:
         """`corvint --version`'s first line (asked once per binary), for the registration; a
-        binary that cannot say is recorded with the reason, never guessed."""
+        binary that cannot say is recorded with the reason, never guessed. It runs as an arm call
+        does (its own session, bounded output, nothing left running), but in the run's neutral
+        directory: the caller's working directory may be the snapshot."""
         if self.binary not in _VERSIONS:
-            try:
-                result = subprocess.run([self.binary, "--version"], capture_output=True, stdin=subprocess.DEVNULL, timeout=30, check=False)
-                lines = result.stdout.decode("utf-8", "replace").strip().splitlines()
-                _VERSIONS[self.binary] = lines[0].strip() if result.returncode == 0 and lines else f"UNKNOWN: --version exited with status {result.returncode}"
-            except (OSError, subprocess.TimeoutExpired) as error:
-                _VERSIONS[self.binary] = f"UNKNOWN: {error}"
+            program = os.path.abspath(self.binary) if os.sep in self.binary else self.binary  # as the identity reads it, from here
+            invocation = run_program([program, "--version"], neutral_directory(), dict(os.environ), VERSION_TIMEOUT)
+            lines = (invocation.stdout or b"").decode("utf-8", "replace").strip().splitlines()
+            problem = problem_of(invocation)
+            _VERSIONS[self.binary] = lines[0].strip() if problem is None and lines else f"UNKNOWN: --version {problem or 'printed nothing'}"
         return _VERSIONS[self.binary]
 
     def _call(self, request: Request, task: str, fresh: bool = True, root: Path | None = None, phase: str = "ordinary",
@@ -238,7 +240,7 @@ def _restore(target: Path, previous: bytes) -> None:
     """Put the exact previous bytes back, even if the command replaced the file with something else."""
     if target.is_symlink() or (target.exists() and not target.is_file()):
         if target.is_dir() and not target.is_symlink():
-            shutil.rmtree(target)
+            remove_tree(target)
         else:
             target.unlink()
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -247,7 +249,7 @@ def _restore(target: Path, previous: bytes) -> None:
 
 def _porcelain(root: Path) -> str:
     """`git status --porcelain` in the copy, first lines joined; empty when clean."""
-    result = subprocess.run(["git", "-C", str(root), "status", "--porcelain"], capture_output=True, env={**os.environ, **_GIT_ENV}, check=False)
+    result = git_command(root, "status", "--porcelain")
     if result.returncode != 0:
         raise ArmError(f"git status failed in the snapshot copy: {result.stderr.decode('utf-8', 'replace').strip()}")
     lines = result.stdout.decode("utf-8", "replace").splitlines()

@@ -23,7 +23,6 @@ extraction, and neither is a claim about the operating system's page cache.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -33,6 +32,7 @@ from typing import Any, Protocol, Sequence
 import orjson
 
 from pytest_retrieval_bench.arms.base import Answer, Request
+from pytest_retrieval_bench.corpus.remove_tree import remove_tree
 from pytest_retrieval_bench.errors import ArmError
 
 HIT, MISS = "hit", "miss"
@@ -103,7 +103,7 @@ def _clear(path: Path) -> None:
     if path.is_symlink() or path.is_file():
         path.unlink()
     elif path.exists():
-        shutil.rmtree(path)
+        remove_tree(path)
 
 
 def _move(source: Path, target: Path) -> None:
@@ -127,7 +127,7 @@ class MatchedLatency:
 
         old = self._stashes.pop(snapshot.key, None)
         if old is not None:
-            shutil.rmtree(old[1], ignore_errors=True)
+            remove_tree(old[1], ignore_errors=True)
         root = snapshot.directory(fresh=True)
         store = root / self.spec.store
         _clear(store)  # the index step starts without a store, whatever another arm built

@@ -2,7 +2,10 @@
 
 Every copy lives under one base directory owned by the controlling process (or the only one),
 so removing that directory at session end, on SIGINT and on SIGTERM leaves nothing behind,
-whichever worker built the copy.
+whichever worker built the copy. An arm owns its copy while it runs, so each copy is guarded
+(`corpus.own_programs`): the plugin's own git commands in it first put back the repository
+configuration the plugin wrote, and nothing an arm set there (`core.fsmonitor`, hooks, a filter
+driver, `core.worktree`) runs or redirects outside the arm's call.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from types import FrameType
 from typing import Callable
 
 from pytest_retrieval_bench.corpus.copy_files import check_copy
-from pytest_retrieval_bench.corpus.remove_tree import remove_tree
+from pytest_retrieval_bench.corpus.own_programs import forget_repository, git_command, guard_repository, set_run_directory
+from pytest_retrieval_bench.corpus.remove_tree import allow_writes, remove_tree
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.errors import SnapshotError
 
@@ -28,8 +32,6 @@ _COMMIT_ENV = {
     "GIT_COMMITTER_EMAIL": "retrieval-bench@localhost",
     "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
     "GIT_COMMITTER_DATE": "2000-01-01T00:00:00Z",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_TERMINAL_PROMPT": "0",
 }
 
 
@@ -50,6 +52,7 @@ class PrivateCopies:
         self._handed_out: set[str] = set()
         self._pending: set[Path] = set()
         self._previous: dict[int, Callable[..., object] | int | None] = {}
+        set_run_directory(base.parent)  # the plugin's own programs start in a directory of the run's own
         atexit.register(self.cleanup)
         for signum in (signal.SIGTERM,):
             try:
@@ -76,7 +79,7 @@ class PrivateCopies:
         elif fresh and key in self._handed_out:
             try:
                 _reset(self._copies[key])
-            except (OSError, subprocess.CalledProcessError) as error:
+            except (OSError, SnapshotError, subprocess.CalledProcessError) as error:
                 raise SnapshotError(f"the private copy of {key} could not be reset to its commit: {_reason(error)}") from None
         self._handed_out.add(key)
         return self._copies[key]
@@ -92,6 +95,7 @@ class PrivateCopies:
             snapshot.write_to(target)
             check_copy(target, snapshot.copy_paths())
             _commit_once(target)
+            guard_repository(target)
         except BaseException:
             remove_tree(target, ignore_errors=True)
             raise
@@ -103,6 +107,7 @@ class PrivateCopies:
         self._handed_out.discard(key)
         path = self._copies.pop(key, None)
         if path is not None:
+            forget_repository(path)
             remove_tree(path, ignore_errors=True)
 
     def cleanup(self) -> None:
@@ -135,7 +140,7 @@ class PrivateCopies:
 def _reason(error: BaseException) -> str:
     if isinstance(error, subprocess.CalledProcessError):
         stderr = (error.stderr or b"").decode("utf-8", "replace").strip().splitlines()
-        return f"git {error.cmd[3] if len(error.cmd) > 3 else ''} failed: {stderr[0] if stderr else error.returncode}"
+        return f"git {error.cmd[0]} failed: {stderr[0] if stderr else error.returncode}"
     if isinstance(error, OSError):
         return f"{error.filename or ''}: {error.strerror or error}".lstrip(": ")
     return str(error)
@@ -152,12 +157,19 @@ def _commit_once(target: Path) -> None:
 
 def _reset(target: Path) -> None:
     """Back to the commit: tracked files restored, everything untracked (ignored too) removed;
-    `.git/` is left alone, so an arm's cache kept there (corvint's `.git/corvint/`) survives."""
-    _git_steps(target, ["reset", "-q", "--hard", "HEAD"], ["clean", "-q", "-ffdx"])
+    `.git/` is left alone but for its configuration, so an arm's cache kept there (corvint's
+    `.git/corvint/`) survives. A copy an arm made read-only gets its write permission back first."""
+    try:
+        _git_steps(target, ["reset", "-q", "--hard", "HEAD"], ["clean", "-q", "-ffdx"])
+    except subprocess.CalledProcessError:
+        if not allow_writes(target):
+            raise
+        _git_steps(target, ["reset", "-q", "--hard", "HEAD"], ["clean", "-q", "-ffdx"])
 
 
 def _git_steps(target: Path, *steps: list[str]) -> None:
     """Run git commands in the copy in order, with the fixed identity; the first failure raises."""
-    env = {**os.environ, **_COMMIT_ENV}
     for args in steps:
-        subprocess.run(["git", "-C", str(target), *args], env=env, check=True, capture_output=True)
+        result = git_command(target, *args, extra_env=_COMMIT_ENV)
+        if result.returncode != 0:
+            raise subprocess.CalledProcessError(result.returncode, args, result.stdout, result.stderr)

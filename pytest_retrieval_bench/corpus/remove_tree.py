@@ -93,3 +93,26 @@ def _first_subdirectory_after_removing_files(fd: int) -> str | None:
             else:
                 os.unlink(entry.name, dir_fd=fd)
     return subdirectory
+
+
+def allow_writes(path: Path | str, recursive: bool = True) -> bool:
+    """Give back the owner's write permission (and read and search on directories) on `path` and
+    (with `recursive`) everything below it, so git can reset a copy an arm made read-only, its
+    `.git` too; whether anything changed. Links are not followed; what cannot be reached is left
+    as it is (the reset then says why)."""
+    changed = False
+    pending = [os.fspath(path)]
+    while pending:
+        current = pending.pop()
+        try:
+            mode = os.lstat(current).st_mode
+            wanted = stat.S_IMODE(mode) | (stat.S_IRWXU if stat.S_ISDIR(mode) else stat.S_IRUSR | stat.S_IWUSR)
+            if (stat.S_ISDIR(mode) or stat.S_ISREG(mode)) and wanted != stat.S_IMODE(mode):
+                os.chmod(current, wanted)
+                changed = True
+            if recursive and stat.S_ISDIR(mode):
+                with os.scandir(current) as entries:
+                    pending.extend(entry.path for entry in entries)
+        except OSError:
+            continue
+    return changed

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 from typing import Iterator
 
 from pytest_retrieval_bench.corpus.copy_files import CopyWriter, copy_regular_files
+from pytest_retrieval_bench.corpus.own_programs import git_command
 from pytest_retrieval_bench.corpus.progress import Counted
 from pytest_retrieval_bench.corpus.snapshot import Snapshot, as_text, undecodable
 from pytest_retrieval_bench.errors import SnapshotError
 
-_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
-
 
 def git(repo: Path, *args: str, input: bytes | None = None) -> bytes:
-    """Run git read-only in `repo`; a failure is a snapshot error with git's own words."""
-    env = {**os.environ, **_GIT_ENV}
-    result = subprocess.run(["git", "-C", str(repo), *args], input=input, capture_output=True, env=env, check=False)
+    """Run git read-only in `repo` (as every git of the plugin's: `own_programs.git_command`); a
+    failure is a snapshot error with git's own words."""
+    result = git_command(repo, *args, input=input)
     if result.returncode != 0:
         message = result.stderr.decode("utf-8", "replace").strip().splitlines()
         raise SnapshotError(f"git {' '.join(args[:2])} failed in {repo}: {message[0] if message else result.returncode}")
@@ -165,8 +163,7 @@ def directory_bytes(directory: Path) -> int:
 
 def git_tree_bytes(repository: Path, commit: str) -> int:
     """Total blob size of a commit's tree (`git ls-tree -r -l`), 0 when git cannot tell."""
-    result = subprocess.run(["git", "-C", str(repository), "ls-tree", "-r", "-l", "--full-tree", commit],
-                            capture_output=True, text=True, check=False)
+    result = git_command(repository, "ls-tree", "-r", "-l", "--full-tree", commit)
     if result.returncode != 0:
         return 0
-    return sum(int(fields[3]) for line in result.stdout.splitlines() if len(fields := line.split(None, 4)) == 5 and fields[3].isdigit())
+    return sum(int(fields[3]) for line in result.stdout.decode("utf-8", "surrogateescape").splitlines() if len(fields := line.split(None, 4)) == 5 and fields[3].isdigit())
