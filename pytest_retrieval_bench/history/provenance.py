@@ -3,7 +3,8 @@
 Both are facts about the run, not about what it measured: like `wall_ms` they may differ between
 two runs over the same inputs, and merges and the registration's identity rules ignore them.
 A directory that is not a git repository (or git that is missing or fails) gives `commit_info`
-None, never an error. git runs read-only, without hooks or an fsmonitor, in the given directory.
+None, never an error. git runs through the plugin's one way of running git (`corpus.own_programs`):
+read-only, without hooks, an fsmonitor or the caller's configuration.
 """
 
 from __future__ import annotations
@@ -15,17 +16,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-_GIT = ["git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "--no-optional-locks"]
-_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
-
+from pytest_retrieval_bench.corpus.own_programs import git_command
+from pytest_retrieval_bench.errors import SnapshotError
 
 def _git(directory: Path, *args: str) -> str | None:
     try:
-        result = subprocess.run([*_GIT, "-C", str(directory), *args], capture_output=True, text=True, timeout=20,
-                                env={**os.environ, **_ENV}, stdin=subprocess.DEVNULL, check=False)
-    except (OSError, subprocess.SubprocessError):
+        result = git_command(directory, *args)
+    except (OSError, subprocess.SubprocessError, SnapshotError):
         return None
-    return result.stdout.strip() if result.returncode == 0 else None
+    return result.stdout.decode("utf-8", "replace").strip() if result.returncode == 0 else None
 
 
 def commit_info(directory: Path) -> dict[str, Any] | None:
