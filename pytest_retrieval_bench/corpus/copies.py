@@ -2,20 +2,19 @@
 
 Every copy lives under one base directory owned by the controlling process (or the only one),
 so removing that directory at session end, on SIGINT and on SIGTERM leaves nothing behind,
-whichever worker built the copy.
+whichever worker built the copy. The base directory, a copy being made and the git run in it are
+registered with `leftovers`, whose SIGTERM handler ends the git before it removes the directories.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
-import signal
 import subprocess
 import tempfile
 from pathlib import Path
-from types import FrameType
-from typing import Callable
 
+from pytest_retrieval_bench import leftovers
 from pytest_retrieval_bench.corpus.copy_files import check_copy
 from pytest_retrieval_bench.corpus.remove_tree import remove_tree
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
@@ -34,7 +33,11 @@ _COMMIT_ENV = {
 
 
 def make_base_directory() -> Path:
-    return Path(tempfile.mkdtemp(prefix="pytest-retrieval-bench-"))
+    """The run's own directory, registered so a signal removes it (`leftovers.forget` once removed)."""
+    with leftovers.held_signals():
+        base = Path(tempfile.mkdtemp(prefix="pytest-retrieval-bench-"))
+        leftovers.track(base)
+    return base
 
 
 class PrivateCopies:
@@ -49,13 +52,10 @@ class PrivateCopies:
         self._failures: dict[str, str] = {}
         self._handed_out: set[str] = set()
         self._pending: set[Path] = set()
-        self._previous: dict[int, Callable[..., object] | int | None] = {}
+        self._signals = True
         atexit.register(self.cleanup)
-        for signum in (signal.SIGTERM,):
-            try:
-                self._previous[signum] = signal.signal(signum, self._on_signal)
-            except ValueError:  # not the main thread
-                pass
+        leftovers.install()
+        leftovers.add_cleanup(self.cleanup)
 
     def get(self, snapshot: Snapshot, fresh: bool = False) -> Path:
         """The snapshot's copy, complete and checked; a copy that could not be made is a
@@ -86,8 +86,9 @@ class PrivateCopies:
             self.base.mkdir(exist_ok=True)  # never its parents: a session directory removed by a signal stays removed
         except FileNotFoundError:
             raise SnapshotError(f"the session's temporary directory {self.base.parent} is gone") from None
-        target = Path(tempfile.mkdtemp(prefix="copy-", dir=self.base))
-        self._pending.add(target)  # removed by a signal that arrives mid-write
+        with leftovers.held_signals():
+            target = Path(tempfile.mkdtemp(prefix="copy-", dir=self.base))
+            self._pending.add(target)  # removed by a signal that arrives mid-write
         try:
             snapshot.write_to(target)
             check_copy(target, snapshot.copy_paths())
@@ -112,24 +113,14 @@ class PrivateCopies:
             remove_tree(target, ignore_errors=True)
         if self.owned_root is not None:
             remove_tree(self.owned_root, ignore_errors=True)
+            leftovers.forget(self.owned_root)
 
     def restore_signals(self) -> None:
-        for signum, handler in self._previous.items():
-            try:
-                signal.signal(signum, handler)  # type: ignore[arg-type]
-            except (ValueError, TypeError):
-                pass
-        self._previous.clear()
-
-    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        self.cleanup()
-        previous = self._previous.get(signum)
-        self.restore_signals()
-        if callable(previous):
-            previous(signum, frame)
-            return
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
+        """No more clean-up on a signal (the handler goes when its last user releases it)."""
+        if self._signals:
+            self._signals = False
+            leftovers.remove_cleanup(self.cleanup)
+            leftovers.release()
 
 
 def _reason(error: BaseException) -> str:
@@ -160,4 +151,5 @@ def _git_steps(target: Path, *steps: list[str]) -> None:
     """Run git commands in the copy in order, with the fixed identity; the first failure raises."""
     env = {**os.environ, **_COMMIT_ENV}
     for args in steps:
-        subprocess.run(["git", "-C", str(target), *args], env=env, check=True, capture_output=True)
+        result = leftovers.run_child(["git", "-C", str(target), *args], env=env)  # a signal ends it before removing the copy
+        result.check_returncode()
