@@ -13,7 +13,8 @@ runs the registered clean-ups, and finally ends the process by the signal (or ha
 handler that was there before). SIGINT raises KeyboardInterrupt, and every registration is undone
 by a `finally` on the way out; what an exit skips is removed at exit. Creating a temporary and
 registering it happen with SIGTERM and SIGINT held back (`held_signals`), so no signal falls
-between the two.
+between the two; a child is registered with the handler deferred instead, as a child inherits the
+signal mask.
 
 Test hook: `RETRIEVAL_BENCH_TEST_PAUSE=PATTERN` with `RETRIEVAL_BENCH_TEST_PAUSE_MARKER=FILE` makes
 the first `pause_point(stage, target)` whose `stage:name-of-target` matches the shell pattern
@@ -49,6 +50,8 @@ _enders: list[Callable[[], object]] = []  # end processes the registry cannot na
 _cleanups: list[Callable[[], object]] = []
 _previous: dict[int, Any] = {}
 _installs = 0
+_deferring = 0
+_deferred: list[int] = []
 
 
 # -- registering --------------------------------------------------------------------------------
@@ -98,10 +101,19 @@ def remove_cleanup(cleanup: Callable[[], object]) -> None:
 
 
 def start_child(argv: Sequence[str], **options: Any) -> subprocess.Popen[Any]:
-    """`subprocess.Popen`, registered until `child_done`: a signal ends and waits for it first."""
-    with held_signals():
+    """`subprocess.Popen`, registered until `child_done`: a signal ends and waits for it first.
+
+    The handler is deferred in Python, not by the signal mask, which the child would inherit."""
+    global _deferring
+    deferring = threading.current_thread() is threading.main_thread()  # where the handler runs
+    _deferring += deferring
+    try:
         process = subprocess.Popen(list(argv), **options)
         _children[process.pid] = process
+    finally:
+        _deferring -= deferring
+    if _deferred and not _deferring and deferring:
+        _on_signal(_deferred.pop(), None)
     return process
 
 
@@ -155,7 +167,16 @@ def remove_all() -> None:
             pass
 
 
+def _forget_all() -> None:
+    """In a forked child: the parent's registrations are the parent's to remove."""
+    _paths.clear()
+    _children.clear()
+    _cleanups.clear()
+
+
 atexit.register(remove_all)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_all)
 
 
 # -- signals ------------------------------------------------------------------------------------
@@ -194,6 +215,9 @@ def _restore() -> None:
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     global _installs
+    if _deferring:  # a child is being started: handled once it is registered
+        _deferred.append(signum)
+        return
     with held_signals():  # a second SIGTERM waits until everything is removed
         remove_all()
     previous = _previous.get(signum)

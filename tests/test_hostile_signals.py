@@ -123,27 +123,34 @@ def _process_gone(pid: int) -> bool:
 
 
 # -- pytest runs ----------------------------------------------------------------------------------
-def test_sigterm_while_an_arm_hook_runs_at_configure(run_dirs: tuple[Path, Path], tmp_path: Path) -> None:
+#: how pytest ends on each signal: killed by SIGTERM (after the clean-up), "interrupted" (2) on SIGINT
+PYTEST_STATUS = {signal.SIGTERM: -signal.SIGTERM, signal.SIGINT: pytest.ExitCode.INTERRUPTED}
+BOTH = pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+
+
+@BOTH
+def test_signal_while_an_arm_hook_runs_at_configure(run_dirs: tuple[Path, Path], tmp_path: Path, signum: int) -> None:
     work, tmp = run_dirs
     (work / "conftest.py").write_text(ARM_HOOK_CONFTEST)
     marker = tmp_path / "configuring"
     result = _signalled(_pytest(f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}"), work, _environment(tmp, MARKER=str(marker)),
-                        marker.exists)
-    assert result.returncode == -signal.SIGTERM, result.stderr
+                        marker.exists, signum)
+    assert result.returncode == PYTEST_STATUS[signum], result.stderr
     assert _left(tmp) == []  # the session directory made before the hook ran is gone
 
 
-def test_sigterm_during_a_command_arm_call(run_dirs: tuple[Path, Path], tmp_path: Path) -> None:
+@BOTH
+def test_signal_during_a_command_arm_call(run_dirs: tuple[Path, Path], tmp_path: Path, signum: int) -> None:
     work, tmp = run_dirs
     program = tmp_path / "sleeper.py"
     program.write_text(SLEEPING_PROGRAM)
     marker = tmp_path / "called"
     spec = {"argv": [sys.executable, str(program), "{query_file}"], "ranking": "results[].path", "env": {"MARKER": str(marker)}}
     result = _signalled(_pytest(f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", f"--bench-command-arm=sleeper={json.dumps(spec)}",
-                                "--bench-arms=sleeper", "--bench-no-cache"), work, _environment(tmp), marker.exists)
+                                "--bench-arms=sleeper", "--bench-no-cache"), work, _environment(tmp), marker.exists, signum)
     pid, query_file = marker.read_text().split(" ", 1)
     assert Path(query_file).parent == tmp, "the query file was in this run's TMPDIR while the program ran"
-    assert result.returncode == -signal.SIGTERM, result.stderr
+    assert result.returncode == PYTEST_STATUS[signum], result.stderr
     assert _left(tmp) == []  # neither the query file nor the session directory
     assert _process_gone(int(pid)), "the arm's program outlived the run"
 
