@@ -69,20 +69,12 @@ def held_signals() -> Iterator[None]:
 
 
 def track(path: Path | str) -> None:
+    """Remove `path` (a file or a directory) on a signal or at exit, until `forget`."""
     _paths[os.fspath(path)] = None
 
 
 def forget(path: Path | str) -> None:
     _paths.pop(os.fspath(path), None)
-
-
-@contextmanager
-def tracked(path: Path | str) -> Iterator[None]:
-    """`path` (already made, under held signals) is removed by a signal until the block ends."""
-    try:
-        yield
-    finally:
-        forget(path)
 
 
 def add_ender(ender: Callable[[], object]) -> None:
