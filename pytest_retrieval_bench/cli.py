@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import argparse
 import re
+import signal
 import sys
 from pathlib import Path
 
-from pytest_retrieval_bench import __version__
+from pytest_retrieval_bench import __version__, leftovers
 from pytest_retrieval_bench.arms.registry import CORVINT_ARMS, REFERENCE_ARMS
 from pytest_retrieval_bench.bench.outputs import check_outputs
 from pytest_retrieval_bench.errors import BenchError
@@ -193,7 +194,24 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """SIGTERM and SIGINT are handled as in the plugin: what is being written is removed, then the
+    process ends by the signal (the status a shell expects), without a traceback."""
     args = _parser().parse_args(argv)
+    leftovers.install()
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        leftovers.remove_all()  # each write removed its own temporary on the way out; this is the rest
+        if argv is not None:  # called as a function: the caller decides
+            raise
+        print("retrieval-bench: interrupted", file=sys.stderr)
+        leftovers.die_by(signal.SIGINT)
+        raise
+    finally:
+        leftovers.release()
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.command == "known-target":
         return _generate(args)
     if args.command == "html":

@@ -13,7 +13,7 @@ from typing import Any, Generator
 import orjson
 import pytest
 
-from pytest_retrieval_bench import dist_mode, hookspecs, progress
+from pytest_retrieval_bench import dist_mode, hookspecs, leftovers, progress
 from pytest_retrieval_bench.bench.ini_samples import note_ini_samples_not_applied
 from pytest_retrieval_bench.bench.session import BenchSession
 from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
@@ -35,6 +35,8 @@ WORKER_BENCH_ONLY = "retrieval_bench_only"
 
 #: a usage error on an xdist worker, reported as its collection error instead of raised at configure
 WORKER_PROBLEM_KEY = pytest.StashKey[str]()
+#: this configure installed the SIGTERM handling that unconfigure releases
+SIGNALS_KEY = pytest.StashKey[bool]()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -87,6 +89,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if role == "worker":
         base, owns = Path(config.workerinput[WORKER_BASE]), False  # type: ignore[attr-defined]
     else:
+        leftovers.install()  # before the directory exists: SIGTERM during the arm hooks removes it too
+        config.stash[SIGNALS_KEY] = True
         base, owns = make_base_directory(), True
     try:
         bench = BenchSession(config, settings, role, base, owns, bench_only)
@@ -95,11 +99,11 @@ def pytest_configure(config: pytest.Config) -> None:
             config.stash[WORKER_PROBLEM_KEY] = str(error)
             return
         if owns:
-            remove_tree(base, ignore_errors=True)
+            _remove_base(base)
         raise
     except BaseException:
         if owns:
-            remove_tree(base, ignore_errors=True)
+            _remove_base(base)
         raise
     config.stash[SESSION_KEY] = bench
     if role != "worker":
@@ -117,10 +121,17 @@ def pytest_configure(config: pytest.Config) -> None:
                                       "retrieval-bench-xdist")
 
 
+def _remove_base(base: Path) -> None:
+    remove_tree(base, ignore_errors=True)
+    leftovers.forget(base)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     bench = bench_session(config)
     if bench is not None:
         bench.close()
+    if config.stash.get(SIGNALS_KEY, False):
+        leftovers.release()
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:

@@ -26,6 +26,7 @@ from typing import IO, Any, Iterator, Mapping, Sequence
 
 import orjson
 
+from pytest_retrieval_bench import leftovers
 from pytest_retrieval_bench.arms.base import MAX_RANKING_ENTRIES, Answer, Request
 from pytest_retrieval_bench.arms.jsonpath import PathMissError, PathSyntaxError, extract, extract_scalar, parse
 from pytest_retrieval_bench.arms.processes import MARKER, kill_group, kill_marked, new_call_marker
@@ -121,8 +122,8 @@ def run_program(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout:
     invocation = Invocation(argv=list(argv), timeout=timeout, stdout_limit=stdout_limit)
     marker = new_call_marker()
     try:
-        process = subprocess.Popen(list(argv), cwd=cwd, env={**env, MARKER: marker}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, start_new_session=os.name == "posix")
+        process = leftovers.start_child(argv, cwd=cwd, env={**env, MARKER: marker}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, start_new_session=os.name == "posix")
     except FileNotFoundError:
         invocation.start_error = f"executable {argv[0]!r} not found"
         return invocation
@@ -145,6 +146,7 @@ def run_program(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout:
             reader.join(_DRAIN_GRACE)
     finally:  # also on Ctrl-C: what the call started ends with it
         _end_call(process, marker)
+        leftovers.child_done(process)
     invocation.returncode = process.returncode
     invocation.stdout_overflow = stdout.overflowed
     invocation.stdout, invocation.stdout_total = stdout.stop()
@@ -422,17 +424,21 @@ def _latency_spec(table: Mapping[str, Any], bad: Any, base_dir: Path | None) -> 
 # -- the arm --------------------------------------------------------------------------------------
 @contextmanager
 def _query_file(text: str | None) -> Iterator[str]:
-    """A private temporary file holding the query text, removed after the call (outside the copy)."""
+    """A private temporary file holding the query text, removed after the call (outside the copy)
+    and by a signal during it."""
     if text is None:
         yield ""
         return
-    fd, name = tempfile.mkstemp(prefix="retrieval-bench-query-", suffix=".txt")
+    with leftovers.held_signals():
+        fd, name = tempfile.mkstemp(prefix="retrieval-bench-query-", suffix=".txt")
+        leftovers.track(name)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(text.encode("utf-8", errors="surrogatepass"))
         yield name
     finally:
-        os.unlink(name)
+        Path(name).unlink(missing_ok=True)
+        leftovers.forget(name)
 
 
 def _relative(path: str, root: Path) -> str:

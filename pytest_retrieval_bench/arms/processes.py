@@ -19,6 +19,8 @@ import secrets
 import signal
 from pathlib import Path
 
+from pytest_retrieval_bench import leftovers
+
 MARKER = "RETRIEVAL_BENCH_CALL"
 _PROC = Path("/proc")
 _SESSION = f"{os.getpid()}-{secrets.token_hex(6)}"  # this process's calls: `<session>:<n>`
@@ -81,3 +83,4 @@ def kill_session_leftovers() -> int:
 
 
 atexit.register(kill_session_leftovers)
+leftovers.add_ender(kill_session_leftovers)  # on SIGTERM, before the copies the calls ran in are removed

@@ -2,23 +2,22 @@
 
 Every copy lives under one base directory owned by the controlling process (or the only one),
 so removing that directory at session end, on SIGINT and on SIGTERM leaves nothing behind,
-whichever worker built the copy. An arm owns its copy while it runs, so each copy is guarded
-(`corpus.own_programs`): the plugin's own git commands in it first put back the repository
-configuration the plugin wrote, and nothing an arm set there (`core.fsmonitor`, hooks, a filter
-driver, `core.worktree`) runs or redirects outside the arm's call.
+whichever worker built the copy. The base directory, a copy being made and the git run in it are
+registered with `leftovers`, whose SIGTERM handler ends the git before it removes the directories.
+An arm owns its copy while it runs, so each copy is guarded (`corpus.own_programs`): the plugin's
+own git commands in it first put back the repository configuration the plugin wrote, and nothing
+an arm set there (`core.fsmonitor`, hooks, a filter driver, `core.worktree`) runs or redirects
+outside the arm's call.
 """
 
 from __future__ import annotations
 
 import atexit
-import os
-import signal
 import subprocess
 import tempfile
 from pathlib import Path
-from types import FrameType
-from typing import Callable
 
+from pytest_retrieval_bench import leftovers
 from pytest_retrieval_bench.corpus.copy_files import check_copy
 from pytest_retrieval_bench.corpus.own_programs import forget_repository, git_command, guard_repository, set_run_directory
 from pytest_retrieval_bench.corpus.remove_tree import allow_writes, remove_tree
@@ -36,7 +35,11 @@ _COMMIT_ENV = {
 
 
 def make_base_directory() -> Path:
-    return Path(tempfile.mkdtemp(prefix="pytest-retrieval-bench-"))
+    """The run's own directory, registered so a signal removes it (`leftovers.forget` once removed)."""
+    with leftovers.held_signals():
+        base = Path(tempfile.mkdtemp(prefix="pytest-retrieval-bench-"))
+        leftovers.track(base)
+    return base
 
 
 class PrivateCopies:
@@ -51,14 +54,11 @@ class PrivateCopies:
         self._failures: dict[str, str] = {}
         self._handed_out: set[str] = set()
         self._pending: set[Path] = set()
-        self._previous: dict[int, Callable[..., object] | int | None] = {}
+        self._signals = True
         set_run_directory(base.parent)  # the plugin's own programs start in a directory of the run's own
         atexit.register(self.cleanup)
-        for signum in (signal.SIGTERM,):
-            try:
-                self._previous[signum] = signal.signal(signum, self._on_signal)
-            except ValueError:  # not the main thread
-                pass
+        leftovers.install()
+        leftovers.add_cleanup(self.cleanup)
 
     def get(self, snapshot: Snapshot, fresh: bool = False) -> Path:
         """The snapshot's copy, complete and checked; a copy that could not be made is a
@@ -89,8 +89,9 @@ class PrivateCopies:
             self.base.mkdir(exist_ok=True)  # never its parents: a session directory removed by a signal stays removed
         except FileNotFoundError:
             raise SnapshotError(f"the session's temporary directory {self.base.parent} is gone") from None
-        target = Path(tempfile.mkdtemp(prefix="copy-", dir=self.base))
-        self._pending.add(target)  # removed by a signal that arrives mid-write
+        with leftovers.held_signals():
+            target = Path(tempfile.mkdtemp(prefix="copy-", dir=self.base))
+            self._pending.add(target)  # removed by a signal that arrives mid-write
         try:
             snapshot.write_to(target)
             check_copy(target, snapshot.copy_paths())
@@ -117,24 +118,14 @@ class PrivateCopies:
             remove_tree(target, ignore_errors=True)
         if self.owned_root is not None:
             remove_tree(self.owned_root, ignore_errors=True)
+            leftovers.forget(self.owned_root)
 
     def restore_signals(self) -> None:
-        for signum, handler in self._previous.items():
-            try:
-                signal.signal(signum, handler)  # type: ignore[arg-type]
-            except (ValueError, TypeError):
-                pass
-        self._previous.clear()
-
-    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        self.cleanup()
-        previous = self._previous.get(signum)
-        self.restore_signals()
-        if callable(previous):
-            previous(signum, frame)
-            return
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
+        """No more clean-up on a signal (the handler goes when its last user releases it)."""
+        if self._signals:
+            self._signals = False
+            leftovers.remove_cleanup(self.cleanup)
+            leftovers.release()
 
 
 def _reason(error: BaseException) -> str:
@@ -170,6 +161,6 @@ def _reset(target: Path) -> None:
 def _git_steps(target: Path, *steps: list[str]) -> None:
     """Run git commands in the copy in order, with the fixed identity; the first failure raises."""
     for args in steps:
-        result = git_command(target, *args, extra_env=_COMMIT_ENV)
+        result = git_command(target, *args, extra_env=_COMMIT_ENV)  # registered with leftovers: a signal ends it before the copy goes
         if result.returncode != 0:
             raise subprocess.CalledProcessError(result.returncode, args, result.stdout, result.stderr)

@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path
 from typing import Mapping
 
+from pytest_retrieval_bench import leftovers
 from pytest_retrieval_bench.corpus.remove_tree import allow_writes, remove_tree
 from pytest_retrieval_bench.errors import SnapshotError
 
@@ -84,9 +85,19 @@ def git_command(repo: Path, *args: str, input: bytes | None = None, extra_env: M
     if config is not None:
         restore_git_config(repo, config)
     trusted = ("-c", f"safe.directory={Path(repo).resolve()}")  # named by the user, whoever owns it
-    return subprocess.run(["git", *GIT_OVERRIDES, *trusted, "-C", str(repo), *args], input=input, capture_output=True,
-                          stdin=None if input is not None else subprocess.DEVNULL, cwd=neutral_directory(),
-                          env=git_environment(extra_env), check=False)
+    process = leftovers.start_child(["git", *GIT_OVERRIDES, *trusted, "-C", str(repo), *args],
+                                    stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, cwd=neutral_directory(), env=git_environment(extra_env))
+    try:  # registered while it runs: a SIGTERM ends it before the directory it works in is removed
+        try:
+            stdout, stderr = process.communicate(input)
+        except BaseException:  # Ctrl-C: the child ends before anything is removed
+            process.kill()
+            process.wait()
+            raise
+    finally:
+        leftovers.child_done(process)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
 def guard_repository(repo: Path) -> None:

@@ -12,6 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from pytest_retrieval_bench import leftovers
 from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.corpus.remove_tree import remove_tree
 from pytest_retrieval_bench.errors import InputError, SnapshotError
@@ -23,7 +24,9 @@ def unpack_release_corpus(archive: Path, digest: str, cache_dir: Path) -> list[P
     final = cache_dir / "releases" / digest[:32]
     if not (final / ".complete").is_file():
         final.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=final.parent))
+        with leftovers.held_signals():  # a signal removes the staging directory until it is renamed
+            staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=final.parent))
+            leftovers.track(staging)
         try:
             for name, member in iter_release_members(archive, "corpus/"):
                 problem = check_relative_path(name)
@@ -33,6 +36,7 @@ def unpack_release_corpus(archive: Path, digest: str, cache_dir: Path) -> list[P
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 with destination.open("wb") as out:
                     shutil.copyfileobj(member, out, 1 << 20)
+                leftovers.pause_point("unpack", final, staging)
             (staging / ".complete").write_text("ok\n")
             try:
                 os.rename(staging, final)
@@ -43,5 +47,6 @@ def unpack_release_corpus(archive: Path, digest: str, cache_dir: Path) -> list[P
             raise SnapshotError(f"corpus error: {error}") from error
         finally:
             remove_tree(staging, ignore_errors=True)
+            leftovers.forget(staging)
     corpus_root = final / "corpus"
     return sorted(path for path in corpus_root.iterdir() if path.is_dir()) if corpus_root.is_dir() else []

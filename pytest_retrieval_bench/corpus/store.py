@@ -212,3 +212,4 @@ class SnapshotStore:
     def close(self) -> None:
         self._current = None
         self.copies.cleanup()
+        self.copies.restore_signals()

@@ -17,6 +17,7 @@ import numpy as np
 import orjson
 import zstandard
 
+from pytest_retrieval_bench import leftovers
 from pytest_retrieval_bench.index.lazy_rows import LazyRows
 from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.index.postings import ChunkIndex, LabelValues, LexicalIndex, Postings
@@ -180,13 +181,18 @@ def write_entry(path: Path, data: bytes) -> None:
     temporary: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        with leftovers.held_signals():  # a signal removes it until it is renamed
+            handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+            leftovers.track(temporary)
         with os.fdopen(handle, "wb") as out:
             out.write(data)
+            leftovers.pause_point("cache-entry", path, temporary)
         os.replace(temporary, path)
+        leftovers.forget(temporary)
         temporary = None
     except OSError:
         pass
     finally:
         if temporary is not None:
             Path(temporary).unlink(missing_ok=True)
+            leftovers.forget(temporary)

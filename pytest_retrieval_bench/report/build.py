@@ -14,6 +14,7 @@ from typing import Any, Iterable, Sequence
 
 import orjson
 
+from pytest_retrieval_bench import leftovers
 from pytest_retrieval_bench.scoring.cce_compare import compare_block
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.metrics import cutoffs
@@ -45,17 +46,22 @@ def write_atomically(path: Path, data: bytes) -> None:
     """Write a temporary file beside `path`, flush it to disk, then rename it over `path`: a crash or
     a full disk leaves the old file or the new one, never half of one (nor the temporary)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with leftovers.held_signals():  # a signal removes the temporary until it is renamed
+        handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        leftovers.track(name)
     try:
         os.chmod(name, _file_mode(path))  # mkstemp makes 0600; a report is as readable as any file
         with os.fdopen(handle, "wb") as out:
             out.write(data)
             out.flush()
+            leftovers.pause_point("atomic-write", path, name)
             os.fsync(out.fileno())
         os.replace(name, path)
     except BaseException:
         Path(name).unlink(missing_ok=True)
         raise
+    finally:
+        leftovers.forget(name)
 
 
 def _file_mode(path: Path) -> int:
