@@ -61,7 +61,9 @@ def neutral_directory() -> Path:
         except OSError:
             pass
     if _fallback is None or not _fallback.is_dir():
-        _fallback = Path(tempfile.mkdtemp(prefix="pytest-retrieval-bench-neutral-"))
+        with leftovers.held_signals():  # made and registered as one step: a signal removes it too
+            _fallback = Path(tempfile.mkdtemp(prefix="pytest-retrieval-bench-neutral-"))
+            leftovers.track(_fallback)
         atexit.register(remove_tree, _fallback, True)
     return _fallback
 
