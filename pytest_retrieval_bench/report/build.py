@@ -15,6 +15,7 @@ from typing import Any, Iterable, Sequence
 import orjson
 
 from pytest_retrieval_bench.scoring.cce_compare import compare_block
+from pytest_retrieval_bench.scoring.exact import exact_metrics
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.metrics import cutoffs
 from pytest_retrieval_bench.scoring.verdicts import holm, verdict_of
@@ -195,7 +196,7 @@ def paired_comparison(name: str, candidate: dict[str, dict[str, Any]], baseline:
            and (metric in baseline[sample_id]["metrics"] or not metric.startswith("bcy@"))]
     if not ids:
         return None
-    diffs = [candidate[i]["metrics"][metric] - baseline[i]["metrics"].get(metric, 0.0) for i in ids]
+    diffs = [candidate[i]["_exact"][metric] - baseline[i]["_exact"].get(metric, 0.0) for i in ids]  # never the rounded values
     test = stats.paired_t_test(diffs)
     bootstrap = _interval(stats.bootstrap_interval(diffs, name))
     by_repo: dict[str, list[float]] = defaultdict(list)
@@ -248,7 +249,7 @@ def build_cce_compare(rows_by_arm: dict[str, list[dict[str, Any]]], baselines: S
     """cce's `--compare` block for every candidate against every baseline, over the cce.relevance
     items both scored (sample-id order): `baseline` is cce's `a`, the candidate its `b`."""
     present_baselines = [arm for arm in baselines if arm in rows_by_arm]
-    scored = {arm: {row["sample_id"]: row["metrics"] for row in rows if row["_positive"] and "rel_mrr" in row["metrics"]}
+    scored = {arm: {row["sample_id"]: row["_exact"] for row in rows if row["_positive"] and "rel_mrr" in row["metrics"]}
               for arm, rows in rows_by_arm.items()}
     blocks: dict[str, Any] = {}
     for candidate in sorted(arm for arm in rows_by_arm if arm not in baselines):
@@ -312,7 +313,9 @@ def build_report(
 
     Records are rounded as `details` will be written before anything is aggregated, so every
     summary is a function of the details as written: a merge of written reports, which only
-    has the rounded values, computes the same bytes as the run itself.
+    has the rounded values, computes the same bytes as the run itself. Paired statistics pair
+    each record's exact values instead (`scoring.exact`), recomputed from what the written record
+    holds (its ranking, the gold, its counts), so they too are the same in a run and a merge.
     """
     labels: dict[str, dict[str, Any]] = dict(labels_override or {})
     for sample in samples:
@@ -340,7 +343,8 @@ def build_report(
             # cache_state feeds only the latency section: like wall_ms it may differ between runs
             entry["arms"][arm] = {key: value for key, value in record.items() if key not in ("sample_id", "arm", "snapshot_sha256", "cache_state")}
             if sample_labels:
-                rows_by_arm[arm].append({**record, "_labels": sample_labels, "_positive": sample_labels["stratum"] == "positive"})
+                rows_by_arm[arm].append({**record, "_labels": sample_labels, "_positive": sample_labels["stratum"] == "positive",
+                                         "_exact": exact_metrics(record, sample_labels, limit)})
         details.append(entry)
     for rows in rows_by_arm.values():
         rows.sort(key=lambda row: row["sample_id"])

@@ -21,6 +21,7 @@ import orjson
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.registration import SIDECAR_SUFFIX
 from pytest_retrieval_bench.report.build import build_report, samples_digests
+from pytest_retrieval_bench.report.recompute import recomputation_problem
 from pytest_retrieval_bench.report.schema import NOT_A_REPORT, report_problem
 
 LABEL_KEYS = ("repo", "base_commit", "task_type", "stratum", "partition", "gold", "given", "hard_negatives", "query_text")
@@ -28,7 +29,9 @@ LABEL_KEYS = ("repo", "base_commit", "task_type", "stratum", "partition", "gold"
 SAME_FIELDS = ("plugin_version", "tokenizer_version", "limit", "fold_map_sha256", "task_type", "max_samples")
 
 
-def read_report(path: Path) -> dict[str, Any]:
+def read_report(path: Path, recompute: bool = False) -> dict[str, Any]:
+    """A report read back and checked (shape and value ranges); with `recompute` (every merge input)
+    each record's results are also recomputed from its ranking and the sample's labels."""
     try:
         report = orjson.loads(path.read_bytes())
     except OSError as error:
@@ -38,6 +41,9 @@ def read_report(path: Path) -> dict[str, Any]:
     problem = report_problem(report)
     if problem:
         raise BenchError(f"{path}: {problem}" if problem == NOT_A_REPORT else f"{path}: not a valid report: {problem}")
+    mismatch = recomputation_problem(report) if recompute else None
+    if mismatch:
+        raise BenchError(f"{path}: results that its own records contradict, {mismatch}; a report edited by hand cannot be merged")
     return report
 
 
@@ -130,7 +136,7 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
     paths = reports_among(paths)
     if not paths:
         raise BenchError("--bench-summarize needs at least one report")
-    reports = [(path, read_report(path)) for path in paths]
+    reports = [(path, read_report(path, recompute=True)) for path in paths]
     for other in reports[1:]:
         _check_same_bench(reports[0], other)
     _check_arms(reports, set(known_arms))

@@ -2,12 +2,15 @@
 
 A report edited by hand, cut short or made by another tool must fail with the file and the JSON
 path of its first problem, never deep inside a merge with a traceback. Only what this package
-reads is checked; unknown keys are allowed, so later versions can add fields.
+reads is checked; unknown keys are allowed, so later versions can add fields. Values of the
+right type are then range-checked (`values`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
+
+from pytest_retrieval_bench.report.values import value_problem
 
 Check = Callable[[Any], bool]
 NOT_A_REPORT = "not a retrieval-bench report (no registration or details)"
@@ -125,4 +128,4 @@ def report_problem(report: Any) -> str | None:
                               ("partial", _optional(lambda v: isinstance(v, dict) and _strings(v.get("not_run", []))), "null or an object")):
         if name in report and not check(report[name]):
             return f"$.{name}: expected {what}, got {_kind(report[name])}"
-    return None
+    return value_problem(report)
