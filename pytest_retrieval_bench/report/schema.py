@@ -106,6 +106,9 @@ def report_problem(report: Any) -> str | None:
     if not isinstance(report, dict) or "registration" not in report or "details" not in report:
         return NOT_A_REPORT
     problem = _fields(report["registration"], REGISTRATION_FIELDS, "$.registration")
+    for number, source in enumerate(report["registration"].get("merged_from") or []):  # a merge's inputs: their shards are counted
+        if problem is None and "registration" in source:
+            problem = _fields(source["registration"], REGISTRATION_FIELDS, f"$.registration.merged_from[{number}].registration")
     if problem:
         return problem
     details = report["details"]

@@ -40,14 +40,16 @@ def _between(value: Any, low: float, high: float, whole: bool = False) -> bool:
     return is_number(value) and low <= value <= high and (not whole or float(value).is_integer())
 
 
-def metric_problem(name: str, value: Any) -> str | None:
-    """Why a metric's value is none this package writes (None: it could be)."""
+def metric_problem(name: str, value: Any, whole: bool = True) -> str | None:
+    """Why a metric's value is none this package writes (None: it could be); `whole` False for a
+    mean, whose count metrics need not be whole numbers."""
     if not is_number(value):
         return f"{value!r} is not a finite number"
     count = COUNT_METRICS.match(name)
     if count:
         k = int(count[1])
-        return None if _between(value, 0, k, whole=True) else f"{value!r} is not a count of hard negatives (a whole number from 0 to {k})"
+        what = "a whole number" if whole else "a mean count"
+        return None if _between(value, 0, k, whole=whole) else f"{value!r} is not a count of hard negatives ({what} from 0 to {k})"
     return None if 0 <= value <= 1 else f"{value!r} is not a rate (a number from 0 to 1)"
 
 
@@ -79,17 +81,22 @@ def record_problem(record: dict[str, Any], where: str, limit: int) -> str | None
     return None
 
 
-def registration_problem(registration: dict[str, Any]) -> str | None:
+def registration_problem(registration: dict[str, Any], where: str = "$.registration") -> str | None:
     limit = registration.get("limit")
     if limit is not None and not 1 <= limit <= LIMIT_MAX:
-        return f"$.registration.limit: {limit!r} is not a limit a run accepts (1 to {LIMIT_MAX})"
+        return f"{where}.limit: {limit!r} is not a limit a run accepts (1 to {LIMIT_MAX})"
     shard = registration.get("shard")
     if shard is not None:
         if shard["count"] < 1 or not 1 <= shard["index"] <= shard["count"]:
-            return f"$.registration.shard: {shard['index']}/{shard['count']} is no shard (I/N needs 1 <= I <= N)"
+            return f"{where}.shard: {shard['index']}/{shard['count']} is no shard (I/N needs 1 <= I <= N)"
         if not (isinstance(shard.get("partition_sha256"), str) and _SHA256.match(shard["partition_sha256"])):
-            return (f"$.registration.shard.partition_sha256: {'missing' if 'partition_sha256' not in shard else repr(shard['partition_sha256'])}"
+            return (f"{where}.shard.partition_sha256: {'missing' if 'partition_sha256' not in shard else repr(shard['partition_sha256'])}"
                     " (expected the partition's sha256, 64 hex digits, that every shard of one run records)")
+    for number, source in enumerate(registration.get("merged_from") or []):
+        if isinstance(source.get("registration"), dict):
+            problem = registration_problem(source["registration"], f"{where}.merged_from[{number}].registration")
+            if problem:
+                return problem
     return None
 
 
