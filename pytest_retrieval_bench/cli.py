@@ -86,7 +86,7 @@ def _html(args: argparse.Namespace) -> int:
 
     try:
         check_outputs([("--output", args.output)], [("report", args.report)], [])
-        report = read_report(args.report, sections=("summary", "paired", "latency"))
+        report = read_report(args.report, sections=("summary", "paired", "latency", "baseline"))
         write_atomically(args.output, render_html(report).encode("utf-8"))
     except BenchError as error:
         print(printable(f"retrieval-bench: error: {error}"), file=sys.stderr)

@@ -50,6 +50,9 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
              "shard2": _run(tmp, "shard2.json", "--bench-shard=2/2")}
     assert main(["summarize", str(paths["shard1"]), str(paths["shard2"]), "--output", str(tmp / "merged.json"), "--baseline-arms", "arb-bm25"]) == 0
     paths["merged"] = tmp / "merged.json"
+    assert main(["summarize", str(paths["merged"]), "--output", str(tmp / "gated.json"), "--baseline-arms", "arb-bm25", "--baseline", str(paths["run"]),
+                 "--gate", "recall@10>=-0.5", "--gate", "noregression:mrr@k>=-0.5"]) == 0
+    paths["gated"] = tmp / "gated.json"
     return paths
 
 
@@ -275,21 +278,30 @@ def test_a_malformed_summary_is_refused_by_html_and_leaderboard(reports: dict[st
     (lambda r: r["paired"]["all"]["grep vs arb-bm25"]["mrr@k"].update(bootstrap95=[]), "$.paired['all']['grep vs arb-bm25']['mrr@k'].bootstrap95"),
     (lambda r: r["paired"]["all"]["grep vs arb-bm25"]["mrr@k"].update(mean_difference=[1]), "['mrr@k'].mean_difference: [1] is not null or a finite"),
     (lambda r: r["paired"]["all"]["grep vs arb-bm25"]["mrr@k"].update(t_test=0.5), "['mrr@k'].t_test: expected an object"),
+    (lambda r: r.update(baseline=[]), "$.baseline: expected an object"),
+    (lambda r: r["baseline"].update(rules=1e308), "$.baseline.rules: expected a list"),
+    (lambda r: r["baseline"]["rules"][0].update(form=[1]), "$.baseline.rules[0].form: [1] is not null or a string"),
+    (lambda r: r["baseline"]["rules"][0].pop("threshold"), "$.baseline.rules[0].threshold: None is not a finite number"),
+    (lambda r: r["baseline"].update(new_arms=[1]), "$.baseline.new_arms: expected a list of strings"),
+    (lambda r: r["baseline"]["arms"]["grep"].update(regressions="x"), "$.baseline.arms['grep'].regressions: expected a list of objects"),
 ])
-def test_a_malformed_latency_or_paired_section_is_refused_by_html(reports: dict[str, Path], tmp_path: Path, capsys, edit, path: str) -> None:
-    edited = _edited(reports["merged"], tmp_path / "edited.json", edit)
+def test_a_malformed_latency_paired_or_baseline_section_is_refused_by_html(reports: dict[str, Path], tmp_path: Path, capsys, edit, path: str) -> None:
+    edited = _edited(reports["gated"], tmp_path / "edited.json", edit)
     message = _refused(capsys, ["html", str(edited), "--output", str(tmp_path / "page.html")])
     assert f"{edited}: not a valid report: " in message and path in message
 
 
 def test_no_hand_edit_of_a_section_crashes_html_or_leaderboard(reports: dict[str, Path], tmp_path: Path, capsys) -> None:
-    """Every value of the summary's `all` group, one latency row and one paired result, replaced by each hostile value."""
-    report = json.loads(reports["merged"].read_text())
+    """Every value of the summary's `all` group, one latency row, one paired result and the baseline
+    comparison's first rule, replaced by each hostile value."""
+    report = json.loads(reports["gated"].read_text())
     targets: list[tuple[str, ...]] = [("summary", "all", "grep", name) for name in report["summary"]["all"]["grep"]]
     targets += [("summary", "all", "grep", "metrics", name) for name in list(report["summary"]["all"]["grep"]["metrics"])[:6]]
     targets += [("summary", "all", "grep", "wilson95", name) for name in report["summary"]["all"]["grep"]["wilson95"]]
     targets += [("latency", "grep", state, name) for state, figures in report["latency"]["grep"].items() for name in figures]
     targets += [("paired", "all", "grep vs arb-bm25", "recall@10", name) for name in report["paired"]["all"]["grep vs arb-bm25"]["recall@10"]]
+    targets += [("baseline", name) for name in report["baseline"]] + [("baseline", "rules", 0, name) for name in report["baseline"]["rules"][0]]
+    targets += [("baseline", "arms", "grep", name) for name in report["baseline"]["arms"]["grep"]]
     for target in targets:
         for value in HOSTILE:
             edited = copy.deepcopy(report)

@@ -1,4 +1,4 @@
-"""The computed sections of a report read back (summary, paired, latency), checked by the readers
+"""The computed sections of a report read back (summary, paired, latency, baseline), checked by the readers
 that show them (`html`, `leaderboard`) before anything is rendered.
 
 A merge never reads these sections (it rebuilds them from the details), so only a reader that
@@ -133,7 +133,66 @@ def paired_problem(paired: Any) -> Problem:
     return _each(paired, "$.paired", lambda group, where: _each(group, where, lambda comparison, at: _each(comparison, at, _paired_result)))
 
 
-CHECKS: dict[str, Callable[[Any], Problem]] = {"summary": summary_problem, "latency": latency_problem, "paired": paired_problem}
+def _finite_or_null(value: Any, where: str) -> Problem:
+    return None if value is None or is_number(value) else f"{where}: {value!r} is not null or a finite number"
+
+
+def _rule(rule: Any, where: str) -> Problem:
+    problem = _object(rule, where)
+    if problem:
+        return problem
+    for name in ("rule", "form", "arm", "group", "metric", "verdict"):
+        if rule.get(name) is not None and not isinstance(rule[name], str):
+            return f"{where}.{name}: {rule[name]!r} is not null or a string"
+    if "threshold" not in rule or not is_number(rule["threshold"]):
+        return f"{where}.threshold: {rule.get('threshold')!r} is not a finite number"
+    for name in ("n", "positives_needed"):
+        if rule.get(name) is not None and (problem := _count(rule[name], f"{where}.{name}")):
+            return problem
+    if problem := _finite_or_null(rule.get("mean_difference"), f"{where}.mean_difference"):
+        return problem
+    if "positives_needed" in rule and not (is_number(rule.get("mean_difference")) and is_number(rule.get("n"))):
+        return f"{where}: a rule with positives_needed needs a finite mean_difference and n"
+    bounds = rule.get("bootstrap95")
+    if bounds is not None and not (isinstance(bounds, list) and len(bounds) == 2 and all(is_number(v) for v in bounds) and bounds[0] <= bounds[1]):
+        return f"{where}.bootstrap95: {bounds!r} is not null or an interval [low, high]"
+    return None
+
+
+def _changes(changes: Any, where: str) -> Problem:
+    problem = _object(changes, where)
+    if problem:
+        return problem
+    for name in ("improved", "regressed", "unchanged"):
+        if name in changes and (problem := _count(changes[name], f"{where}.{name}")):
+            return problem
+    for name in ("regressions", "improvements"):
+        listed = changes.get(name, [])
+        if not (isinstance(listed, list) and all(isinstance(change, dict) for change in listed)):
+            return f"{where}.{name}: expected a list of objects"
+    return None
+
+
+def baseline_problem(baseline: Any) -> Problem:
+    """The comparison with a baseline a run or merge wrote (`--bench-baseline`)."""
+    problem = _object(baseline, "$.baseline")
+    if problem:
+        return problem
+    rules = baseline.get("rules", [])
+    if not isinstance(rules, list):
+        return "$.baseline.rules: expected a list"
+    for number, rule in enumerate(rules):
+        if problem := _rule(rule, f"$.baseline.rules[{number}]"):
+            return problem
+    for name in ("only_in_run", "only_in_baseline", "new_arms"):
+        listed = baseline.get(name)
+        if listed is not None and not (isinstance(listed, list) and all(isinstance(item, str) for item in listed)):
+            return f"$.baseline.{name}: expected a list of strings"
+    return _each(baseline.get("arms", {}), "$.baseline.arms", _changes)
+
+
+CHECKS: dict[str, Callable[[Any], Problem]] = {"summary": summary_problem, "latency": latency_problem, "paired": paired_problem,
+                                              "baseline": baseline_problem}
 
 
 def section_problem(report: dict[str, Any], sections: tuple[str, ...]) -> Problem:
