@@ -186,20 +186,22 @@ HOSTILE = ["x", None, [], {}, True, -1, 1e308, 10**18, 0.5, [1, 2]]
 
 
 def test_no_hand_edit_of_a_detail_crashes_a_merge(reports: dict[str, Path], tmp_path: Path, capsys) -> None:
-    """Every field of a record and its entry, replaced by each hostile value in every positive entry
-    (so that sums see it more than once): merged or refused, never a traceback."""
+    """Every field of the registration, its shard, a record and its entry, replaced by each hostile value
+    (in every positive entry, so that sums see it more than once): merged or refused, never a traceback."""
     report = json.loads(reports["shard1"].read_text())
     number, entry = _positive(report)
     positives = [i for i, other in enumerate(report["details"]) if other.get("stratum") == "positive" and "grep" in other["arms"]]
     fields = [("entry", name) for name in entry if name != "arms"] + [("record", name) for name in entry["arms"]["grep"]]
     fields += [("metric", name) for name in entry["arms"]["grep"]["metrics"]]
+    fields += [("registration", name) for name in report["registration"]] + [("shard", name) for name in report["registration"]["shard"]]
     outcomes = set()
     for kind, name in fields:
         for value in HOSTILE:
             edited = copy.deepcopy(report)
             for at in positives:
                 record = edited["details"][at]["arms"]["grep"]
-                target = {"entry": edited["details"][at], "record": record, "metric": record["metrics"]}[kind]
+                target = {"entry": edited["details"][at], "record": record, "metric": record["metrics"], "registration": edited["registration"],
+                          "shard": edited["registration"]["shard"]}[kind]
                 target[name] = value
             path = tmp_path / "edited.json"
             path.write_text(json.dumps(edited))

@@ -76,6 +76,7 @@ REGISTRATION_FIELDS: dict[str, tuple[Check, str, bool]] = {
     "shard": (_optional(lambda value: isinstance(value, dict) and _integer(value.get("index")) and _integer(value.get("count"))),
               "null or an object with whole-number index and count", False),
     "merged_from": (lambda value: isinstance(value, list) and all(isinstance(item, dict) for item in value), "a list of objects", False),
+    "snapshots": (_optional(lambda value: isinstance(value, dict)), "null or an object", False),
 }
 
 
