@@ -33,7 +33,7 @@ SAME_FIELDS = ("plugin_version", "tokenizer_version", "limit", "fold_map_sha256"
 def read_report(path: Path, recompute: bool = False, sections: tuple[str, ...] = ()) -> dict[str, Any]:
     """A report read back and checked (shape and value ranges); with `recompute` (every merge input)
     each record's results are also recomputed from its ranking and the sample's labels; `sections`
-    (summary, paired, latency) are checked for a reader that shows them."""
+    (summary, paired, latency, baseline) are checked for a reader that shows them."""
     try:
         report = orjson.loads(path.read_bytes())
     except OSError as error:
