@@ -15,6 +15,7 @@ from pytest_retrieval_bench.bench.outputs import check_outputs
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import write_atomically
 from pytest_retrieval_bench.report.merge import read_report, reports_among
+from pytest_retrieval_bench.report.tables import printable
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -90,7 +91,7 @@ def _summarize(args: argparse.Namespace) -> int:
         published, lines = summarize(args.reports, [*REFERENCE_ARMS, *CORVINT_ARMS, *args.arm], [a for a in args.baseline_arms.split(",") if a],
                                      outputs, args.gate, args.allow_partial, [g for g in args.table.split(",") if g], args.fuse)
     except BenchError as error:
-        print(f"retrieval-bench: error: {error}", file=sys.stderr)
+        print(printable(f"retrieval-bench: error: {error}"), file=sys.stderr)
         return 2
     print("\n".join(lines))
     return 1 if published.failures else 0
@@ -101,13 +102,13 @@ def _html(args: argparse.Namespace) -> int:
 
     try:
         check_outputs([("--output", args.output)], [("report", args.report)], [])
-        report = read_report(args.report)
+        report = read_report(args.report, sections=("summary", "paired", "latency", "baseline"))
         write_atomically(args.output, render_html(report).encode("utf-8"))
     except BenchError as error:
-        print(f"retrieval-bench: error: {error}", file=sys.stderr)
+        print(printable(f"retrieval-bench: error: {error}"), file=sys.stderr)
         return 2
     except OSError as error:
-        print(f"retrieval-bench: error: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
+        print(printable(f"retrieval-bench: error: cannot write {args.output}: {error.strerror or error}"), file=sys.stderr)
         return 2
     print(f"retrieval-bench: wrote {args.output}")
     return 0
@@ -119,18 +120,18 @@ def _leaderboard(args: argparse.Namespace) -> int:
 
     try:
         check_outputs([("--markdown", args.markdown)], [("report", args.report)], [])
-        report = read_report(args.report)
+        report = read_report(args.report, sections=("summary",))
     except BenchError as error:
-        print(f"retrieval-bench: error: {error}", file=sys.stderr)
+        print(printable(f"retrieval-bench: error: {error}"), file=sys.stderr)
         return 2
     if not leaderboard_tables(report):
-        print(f"retrieval-bench: error: {args.report}: no summary group with positive items to rank", file=sys.stderr)
+        print(printable(f"retrieval-bench: error: {args.report}: no summary group with positive items to rank"), file=sys.stderr)
         return 2
     if args.markdown is not None:
         try:
             write_atomically(args.markdown, leaderboard_markdown(report).encode("utf-8"))
         except OSError as error:
-            print(f"retrieval-bench: error: cannot write {args.markdown}: {error.strerror or error}", file=sys.stderr)
+            print(printable(f"retrieval-bench: error: cannot write {args.markdown}: {error.strerror or error}"), file=sys.stderr)
             return 2
     print(leaderboard_text(report), end="")
     if args.markdown is not None:
@@ -152,7 +153,7 @@ def _generate(args: argparse.Namespace) -> int:
             parse_known_target_row(case, str(args.out), number)
         write_bank(args.out, [header(name, cases[0]["commit"], args.per_intent), *cases])
     except (GenerationError, BenchError) as error:
-        print(f"retrieval-bench: error: {error}", file=sys.stderr)
+        print(printable(f"retrieval-bench: error: {error}"), file=sys.stderr)
         return 1
     counts = {}
     for case in cases:

@@ -10,7 +10,7 @@ import pytest
 from _pytest._code.code import ReprFileLocation, TerminalRepr
 from _pytest.pathlib import bestrelpath
 
-from pytest_retrieval_bench.report.tables import report_lines
+from pytest_retrieval_bench.report.tables import printable, report_lines
 from pytest_retrieval_bench.scoring.outcome import outcome_word
 
 if TYPE_CHECKING:
@@ -157,4 +157,4 @@ def summary_lines(bench: "BenchSession") -> list[tuple[str, dict[str, bool]]]:
         lines.append((f"retrieval-bench: {note}", {"yellow": True}))
     if bench.report_path is not None and bench.report_bytes is not None and not any(f.startswith("cannot write the report") for f in bench.failures):
         lines.append((f"report written to {bench.report_path}", {}))
-    return lines
+    return [(printable(line), markup) for line, markup in lines]

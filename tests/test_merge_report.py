@@ -16,6 +16,7 @@ from pytest_retrieval_bench.cli import main as cli_main
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import canonical_json
 from pytest_retrieval_bench.report.merge import merge_reports
+from pytest_retrieval_bench.scoring.metrics import positive_metrics
 
 TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
 SAMPLES = TESTDATA / "release" / "benchmark" / "synthetic_v1" / "samples.jsonl"
@@ -78,7 +79,10 @@ def test_a_later_report_replaces_an_arm(runs, tmp_path):
     tmp, lexical, _ = runs
     edited = json.loads((tmp / "lexical.json").read_text())
     first = edited["details"][0]
-    first["arms"]["grep"]["ranking"] = ["changed.py"]
+    record = first["arms"]["grep"]  # a changed ranking, with the results it gives (a merge recomputes them)
+    record["ranking"] = ["changed.py"]
+    record["metrics"].update(positive_metrics(["changed.py"], first["gold"], first["hard_negatives"], 20))
+    record.update(rank_of_first_gold=None, selective_success=False)
     later = tmp_path / "later.json"
     later.write_text(json.dumps(edited))
     merged = merge_reports([tmp / "lexical.json", later], ["grep", "bm25:all"], ["grep"])

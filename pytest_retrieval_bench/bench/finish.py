@@ -207,7 +207,7 @@ def summarize(paths: Sequence[Path], known_arms: Sequence[str], baselines: Seque
     """
     from pytest_retrieval_bench.report.gate import parse_rule
     from pytest_retrieval_bench.report.merge import merge_reports, reports_among
-    from pytest_retrieval_bench.report.tables import report_lines
+    from pytest_retrieval_bench.report.tables import printable, report_lines
 
     report = merge_reports(paths, known_arms, baselines, allow_partial, fusion_deriver(fuse, outputs.limit) if fuse else None)
     report.update(commit_info=commit_info(Path.cwd()), machine_info=machine_info())  # the merge's own, as a run records its own
@@ -228,7 +228,7 @@ def summarize(paths: Sequence[Path], known_arms: Sequence[str], baselines: Seque
     lines += [f"retrieval-bench: {note}" for note in published.notes]
     if published.report_bytes is not None and published.report_path is not None and not published.failures:
         lines.append(f"retrieval-bench: merged {len(report['registration'].get('merged_from') or reports_among(paths))} reports into {published.report_path}")
-    return published, lines
+    return published, [printable(line) for line in lines]
 
 
 def outputs_of(settings: Any) -> Outputs:

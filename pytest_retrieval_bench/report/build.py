@@ -16,6 +16,7 @@ import orjson
 
 from pytest_retrieval_bench import leftovers
 from pytest_retrieval_bench.scoring.cce_compare import compare_block
+from pytest_retrieval_bench.scoring.exact import exact_metrics
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.metrics import cutoffs
 from pytest_retrieval_bench.scoring.verdicts import holm, verdict_of
@@ -199,7 +200,8 @@ def paired_differences(candidate: dict[str, dict[str, Any]], baseline: dict[str,
     ids = sorted(set(candidate) & set(baseline))
     ids = [sample_id for sample_id in ids if candidate[sample_id]["_positive"] and metric in candidate[sample_id]["metrics"]
            and (metric in baseline[sample_id]["metrics"] or not metric.startswith("bcy@"))]
-    return ids, [candidate[i]["metrics"][metric] - baseline[i]["metrics"].get(metric, 0.0) for i in ids]
+    exact = lambda row: row["_exact"] if "_exact" in row else row["metrics"]  # noqa: E731 - never the rounded values where exact ones exist
+    return ids, [exact(candidate[i])[metric] - exact(baseline[i]).get(metric, 0.0) for i in ids]
 
 
 def paired_comparison(name: str, candidate: dict[str, dict[str, Any]], baseline: dict[str, dict[str, Any]], metric: str) -> dict[str, Any] | None:
@@ -259,7 +261,7 @@ def build_cce_compare(rows_by_arm: dict[str, list[dict[str, Any]]], baselines: S
     """cce's `--compare` block for every candidate against every baseline, over the cce.relevance
     items both scored (sample-id order): `baseline` is cce's `a`, the candidate its `b`."""
     present_baselines = [arm for arm in baselines if arm in rows_by_arm]
-    scored = {arm: {row["sample_id"]: row["metrics"] for row in rows if row["_positive"] and "rel_mrr" in row["metrics"]}
+    scored = {arm: {row["sample_id"]: row["_exact"] for row in rows if row["_positive"] and "rel_mrr" in row["metrics"]}
               for arm, rows in rows_by_arm.items()}
     blocks: dict[str, Any] = {}
     for candidate in sorted(arm for arm in rows_by_arm if arm not in baselines):
@@ -323,7 +325,9 @@ def build_report(
 
     Records are rounded as `details` will be written before anything is aggregated, so every
     summary is a function of the details as written: a merge of written reports, which only
-    has the rounded values, computes the same bytes as the run itself.
+    has the rounded values, computes the same bytes as the run itself. Paired statistics pair
+    each record's exact values instead (`scoring.exact`), recomputed from what the written record
+    holds (its ranking, the gold, its counts), so they too are the same in a run and a merge.
     """
     labels: dict[str, dict[str, Any]] = dict(labels_override or {})
     for sample in samples:
@@ -351,7 +355,8 @@ def build_report(
             # cache_state feeds only the latency section: like wall_ms it may differ between runs
             entry["arms"][arm] = {key: value for key, value in record.items() if key not in ("sample_id", "arm", "snapshot_sha256", "cache_state")}
             if sample_labels:
-                rows_by_arm[arm].append({**record, "_labels": sample_labels, "_positive": sample_labels["stratum"] == "positive"})
+                rows_by_arm[arm].append({**record, "_labels": sample_labels, "_positive": sample_labels["stratum"] == "positive",
+                                         "_exact": exact_metrics(record, sample_labels, limit)})
         details.append(entry)
     for rows in rows_by_arm.values():
         rows.sort(key=lambda row: row["sample_id"])

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import PAIRED_METRICS, groups_of, paired_comparison
 from pytest_retrieval_bench.report.gate import compare
+from pytest_retrieval_bench.scoring.exact import exact_metrics
 
 
 def _arms(report: dict[str, Any]) -> list[str]:
@@ -35,14 +36,17 @@ def select_arms(wanted: Sequence[str], held: Sequence[str]) -> list[str]:
 
 
 def positive_rows(report: dict[str, Any], arm: str, group: str) -> dict[str, dict[str, Any]]:
-    """The arm's records of the samples in the group (positive or not, marked), as `paired_comparison` reads them."""
+    """The arm's records of the samples in the group (positive or not, marked), with their exact values
+    recomputed from the records, as `paired_comparison` reads them."""
     rows = {}
+    limit = report.get("registration", {}).get("limit") or 20
     for entry in report.get("details", []):
         record = entry.get("arms", {}).get(arm)
         if record is None or "task_type" not in entry or group not in groups_of(entry, with_folds=True):
             continue
+        labels = {key: value for key, value in entry.items() if key != "arms"}
         rows[entry["id"]] = {"_positive": entry.get("stratum") == "positive", "metrics": record.get("metrics") or {},
-                             "_labels": {"repo": entry.get("repo")}}
+                             "_labels": {"repo": entry.get("repo")}, "_exact": exact_metrics(record, labels, limit)}
     return rows
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_retrieval_bench.report.markdown import escape, pipe_table
-from pytest_retrieval_bench.report.tables import fixed_width, interval
+from pytest_retrieval_bench.report.tables import fixed_width, interval, printable
 
 #: the bench's task order (`model_report.TASK_ORDER`); other tasks follow alphabetically
 TASK_ORDER = ("overall", "code2test", "comment2context", "trace2code", "testlog2code")
@@ -93,7 +93,7 @@ def leaderboard_text(report: dict[str, Any]) -> str:
     lines = ["retrieval-bench leaderboard (Agent Retrieval Bench layout)", *(f"  {note}" for note in notes(report))]
     for title, headers, rows in leaderboard_tables(report):
         lines += ["", title, *fixed_width((headers, rows))]
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def leaderboard_markdown(report: dict[str, Any]) -> str:

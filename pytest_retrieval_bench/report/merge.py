@@ -21,14 +21,19 @@ import orjson
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.registration import SIDECAR_SUFFIX
 from pytest_retrieval_bench.report.build import build_report, samples_digests
+from pytest_retrieval_bench.report.recompute import recomputation_problem
 from pytest_retrieval_bench.report.schema import NOT_A_REPORT, report_problem
+from pytest_retrieval_bench.report.sections import section_problem
 
 LABEL_KEYS = ("repo", "base_commit", "task_type", "stratum", "partition", "gold", "given", "hard_negatives", "query_text")
 #: registration fields every input must share (paths may differ between machines; digests may not)
 SAME_FIELDS = ("plugin_version", "tokenizer_version", "limit", "fold_map_sha256", "task_type", "max_samples")
 
 
-def read_report(path: Path) -> dict[str, Any]:
+def read_report(path: Path, recompute: bool = False, sections: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A report read back and checked (shape and value ranges); with `recompute` (every merge input)
+    each record's results are also recomputed from its ranking and the sample's labels; `sections`
+    (summary, paired, latency, baseline) are checked for a reader that shows them."""
     try:
         report = orjson.loads(path.read_bytes())
     except OSError as error:
@@ -38,6 +43,12 @@ def read_report(path: Path) -> dict[str, Any]:
     problem = report_problem(report)
     if problem:
         raise BenchError(f"{path}: {problem}" if problem == NOT_A_REPORT else f"{path}: not a valid report: {problem}")
+    problem = section_problem(report, sections)
+    if problem:
+        raise BenchError(f"{path}: not a valid report: {problem}")
+    mismatch = recomputation_problem(report) if recompute else None
+    if mismatch:
+        raise BenchError(f"{path}: results that its own records contradict, {mismatch}; a report edited by hand cannot be merged")
     return report
 
 
@@ -64,29 +75,44 @@ def _check_same_bench(first: tuple[Path, dict[str, Any]], other: tuple[Path, dic
                          f"({theirs!r} vs {mine!r}); reports of different benches cannot be merged")
 
 
+def _shards_held(path: Path, report: dict[str, Any]) -> list[tuple[str, tuple[str, ...], dict[str, Any]]]:
+    """(who holds it, its arms, shard) for each shard a report holds: its own, or, for a merged
+    report, those of the inputs it was merged from (recorded under `merged_from`)."""
+    registration = report["registration"]
+    if registration.get("shard"):
+        return [(str(path), tuple(registration.get("arms", [])), registration["shard"])]
+    held = []
+    for source in registration.get("merged_from") or []:
+        own = source.get("registration")
+        if isinstance(own, dict) and isinstance(own.get("shard"), dict) and {"index", "count", "partition_sha256"} <= set(own["shard"]):
+            held.append((f"{path} (merged from {source.get('path')})", tuple(own.get("arms", [])), own["shard"]))
+    return held
+
+
 def _check_shards(reports: Sequence[tuple[Path, dict[str, Any]]], allow_partial: bool) -> list[int]:
-    """Shard inputs of one arm set must be one partition's complete, distinct set; returns missing shard numbers."""
-    by_arms: dict[tuple[str, ...], list[tuple[Path, dict[str, Any]]]] = {}
+    """Shard inputs of one arm set must be one partition's complete, distinct set; returns missing shard numbers.
+    A merged report counts as the shards it was merged from."""
+    by_arms: dict[tuple[str, ...], list[tuple[str, dict[str, Any]]]] = {}
     for path, report in reports:
-        shard = report["registration"].get("shard")
-        if shard:
-            by_arms.setdefault(tuple(report["registration"].get("arms", [])), []).append((path, shard))
+        for holder, arms, shard in _shards_held(path, report):
+            by_arms.setdefault(arms, []).append((holder, shard))
     missing: list[int] = []
     for arms, shards in by_arms.items():
         first_path, first = shards[0]
-        seen: dict[int, Path] = {}
+        seen: dict[int, str] = {}
         for path, shard in shards:
             if (shard["count"], shard["partition_sha256"]) != (first["count"], first["partition_sha256"]):
                 raise BenchError(f"{path} and {first_path} are shards of different partitions (shard {shard['index']}/{shard['count']} "
                                  f"partition {shard['partition_sha256'][:12]} vs {first['index']}/{first['count']} {first['partition_sha256'][:12]})")
             if shard["index"] in seen and not allow_partial:
-                raise BenchError(f"{path} and {seen[shard['index']]} are both shard {shard['index']}/{shard['count']}; pass --allow-partial to keep the later one")
+                raise BenchError(f"{path} and {seen[shard['index']]} both hold shard {shard['index']}/{shard['count']}; "
+                                 "pass --allow-partial to keep the later one's records")
             seen[shard["index"]] = path
         count = first["count"]
         absent = sorted(set(range(1, count + 1)) - set(seen))
         if absent and not allow_partial:
             raise BenchError(f"shard(s) {', '.join(f'{i}/{count}' for i in absent)} of arms {', '.join(arms)} are missing "
-                             f"(given: {', '.join(str(path) for path, _ in shards)}); pass --allow-partial to merge them anyway, marked partial")
+                             f"(given: {', '.join(path for path, _ in shards)}); pass --allow-partial to merge them anyway, marked partial")
         missing += absent
     return sorted(set(missing))
 
@@ -130,7 +156,7 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
     paths = reports_among(paths)
     if not paths:
         raise BenchError("--bench-summarize needs at least one report")
-    reports = [(path, read_report(path)) for path in paths]
+    reports = [(path, read_report(path, recompute=True)) for path in paths]
     for other in reports[1:]:
         _check_same_bench(reports[0], other)
     _check_arms(reports, set(known_arms))

@@ -2,12 +2,15 @@
 
 A report edited by hand, cut short or made by another tool must fail with the file and the JSON
 path of its first problem, never deep inside a merge with a traceback. Only what this package
-reads is checked; unknown keys are allowed, so later versions can add fields.
+reads is checked; unknown keys are allowed, so later versions can add fields. Values of the
+right type are then range-checked (`values`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
+
+from pytest_retrieval_bench.report.values import value_problem
 
 Check = Callable[[Any], bool]
 NOT_A_REPORT = "not a retrieval-bench report (no registration or details)"
@@ -73,6 +76,7 @@ REGISTRATION_FIELDS: dict[str, tuple[Check, str, bool]] = {
     "shard": (_optional(lambda value: isinstance(value, dict) and _integer(value.get("index")) and _integer(value.get("count"))),
               "null or an object with whole-number index and count", False),
     "merged_from": (lambda value: isinstance(value, list) and all(isinstance(item, dict) for item in value), "a list of objects", False),
+    "snapshots": (_optional(lambda value: isinstance(value, dict)), "null or an object", False),
 }
 
 
@@ -103,6 +107,9 @@ def report_problem(report: Any) -> str | None:
     if not isinstance(report, dict) or "registration" not in report or "details" not in report:
         return NOT_A_REPORT
     problem = _fields(report["registration"], REGISTRATION_FIELDS, "$.registration")
+    for number, source in enumerate(report["registration"].get("merged_from") or []):  # a merge's inputs: their shards are counted
+        if problem is None and "registration" in source:
+            problem = _fields(source["registration"], REGISTRATION_FIELDS, f"$.registration.merged_from[{number}].registration")
     if problem:
         return problem
     details = report["details"]
@@ -125,4 +132,4 @@ def report_problem(report: Any) -> str | None:
                               ("partial", _optional(lambda v: isinstance(v, dict) and _strings(v.get("not_run", []))), "null or an object")):
         if name in report and not check(report[name]):
             return f"$.{name}: expected {what}, got {_kind(report[name])}"
-    return None
+    return value_problem(report)

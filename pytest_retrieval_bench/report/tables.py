@@ -6,6 +6,7 @@ sized to their content, or pipe tables with escaped cells).
 
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 from pytest_retrieval_bench.report.gate_text import form_words, needed_note, new_arms_note
@@ -15,6 +16,17 @@ from pytest_retrieval_bench.scoring.verdicts import MIN_PAIRED
 Table = tuple[list[str], list[list[str]]]
 PAIRED_HEADERS = ["comparison", "metric", "n", "mean", "bootstrap 95%", "verdict", "p", "p (Holm)", "MDE"]
 LEFT_ALIGNED = {"arm", "comparison", "metric", "verdict", "95% Wilson", "bootstrap 95%"}
+
+
+#: control characters (C0 with tab and newline, DEL, C1) and the bidirectional overrides: printed raw,
+#: an arm or sample name holding one could move the cursor, recolour or rewrite the terminal
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """`text` with every control character written as its escape (`\\x1b`, `\\u202e`): for
+    terminal output only (JSON keeps the names as they are)."""
+    return _UNPRINTABLE.sub(lambda match: repr(match[0])[1:-1] if ord(match[0]) < 0x100 else f"\\u{ord(match[0]):04x}", text)
 
 
 def number(value: Any) -> str:
@@ -96,6 +108,7 @@ def groups_to_show(summary: dict[str, Any], wanted: Sequence[str]) -> list[str]:
 def fixed_width(table: Table) -> list[str]:
     """Columns as wide as their widest cell: a long arm name never shifts its row."""
     headers, rows = table
+    rows = [[printable(cell) for cell in cells] for cells in rows]
     widths = [max(len(cell) for cell in column) for column in zip(headers, *rows)]
     lines = []
     for cells in [headers, *rows]:
@@ -135,4 +148,4 @@ def report_lines(report: dict[str, Any], limit: int, groups: Sequence[str], base
                 lines.append(f"    REGRESSED {change['id']} ({change['repo']}): {change['why']}")
             for change in changes["improvements"][:20]:
                 lines.append(f"    improved  {change['id']} ({change['repo']}): {change['why']}")
-    return lines
+    return [printable(line) for line in lines]
