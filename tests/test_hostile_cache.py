@@ -1,0 +1,371 @@
+"""Cache state that lies: a file digest with one hex digit changed, an unpacked release edited or
+missing a chunk file, an index entry whose checksum is valid but whose arrays break the index's
+invariants, a cache directory on a full disk. Nothing under the cache is believed: each is found,
+rebuilt or gone around with one warning, and the report is the one a clean cache gives."""
+
+from __future__ import annotations
+
+import codecs
+import errno
+import json
+import os
+import shutil
+import subprocess
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import numpy as np
+import pytest
+import zstandard
+
+from pytest_retrieval_bench.index import cache as cache_module
+from pytest_retrieval_bench.index.cache import IndexCache
+from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, file_chunks
+from pytest_retrieval_bench.index.repomap import build_repomap
+from pytest_retrieval_bench.samples.load import file_sha256
+from report_helpers import zero_wall
+
+TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
+SAMPLES = TESTDATA / "release" / "benchmark" / "synthetic_v1" / "samples.jsonl"
+CORPUS = TESTDATA / "release" / "corpus" / "synthetic_v1"
+ARCHIVE = TESTDATA / "agent_retrieval_bench_synthetic_v1.tar.zst"
+GIN_CHUNKS = "acme__gin-lite/5a1d1a74c1b9687a9f2f111e03db561cc2fa96b5.chunks.jsonl"
+ARMS = "--bench-arms=grep,bm25:all,arb-bm25"
+
+
+def run(pytester: pytest.Pytester, report: str, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", ARMS, f"--bench-report={report}", "-rw", *args, timeout=300)
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == 0, text[-4000:]
+    assert "Traceback" not in text and "IndexError" not in text, text[-4000:]
+    return result, json.loads((pytester.path / report).read_bytes())
+
+
+def results(report: dict[str, Any]) -> str:
+    """What a cache may never change: every item's ranking and metrics (walls zeroed, latency dropped)."""
+    return json.dumps(zero_wall(report["details"]), sort_keys=True)
+
+
+def warnings_saying(result: pytest.RunResult, words: str) -> int:
+    return sum(line.count(words) for line in (result.stdout.str() + result.stderr.str()).splitlines())
+
+
+# -- 1. file digests -----------------------------------------------------------------------------------------------
+
+
+def test_a_digest_entry_with_one_hex_digit_changed_is_recomputed(pytester: pytest.Pytester) -> None:
+    """The bundled corpus is old enough not to be racy, so its digests are kept; one hex digit changed
+    in each kept entry must not reach the registration (nor make a rerun look like another corpus)."""
+    cache = pytester.path / "cache"
+    _, first = run(pytester, "first.json", f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", f"--bench-cache-dir={cache}")
+    digests = first["registration"]["corpus"][0]["chunk_files_sha256"]
+    assert digests[GIN_CHUNKS] == file_sha256(CORPUS / GIN_CHUNKS)
+    entries = sorted((cache / "digests").rglob("*.digest"))
+    edited = 0
+    for entry in entries:
+        data = entry.read_bytes()
+        for digest in digests.values():
+            if digest.encode() in data:
+                wrong = digest[:10] + ("0" if digest[10] != "0" else "1") + digest[11:]
+                entry.write_bytes(data.replace(digest.encode(), wrong.encode()))
+                edited += 1
+    assert edited == len(digests) == 3, "every chunk file's digest was kept, and edited"
+    _, second = run(pytester, "second.json", f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", f"--bench-cache-dir={cache}")
+    assert second["registration"]["corpus"] == first["registration"]["corpus"]
+    assert all(digest.encode() in b"".join(entry.read_bytes() for entry in entries) for digest in digests.values()), "entries rewritten"
+
+
+def test_a_digest_entry_is_believed_only_when_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_retrieval_bench.corpus import file_digests
+
+    monkeypatch.setattr(file_digests, "RACY_SECONDS", 0.0)
+    path = tmp_path / "a.chunks.jsonl"
+    path.write_bytes(b'{"path": "a"}\n')
+    truth = file_sha256(path)
+    assert file_digests.FileDigests(tmp_path / "digests").sha256(path) == truth
+    [entry] = list((tmp_path / "digests").rglob("*.digest"))
+    kept = entry.read_bytes()
+    for wrong in ("f" * 64, truth[:-1] + "Z", truth[:-1], 17):  # another digest, not hex, short, not a string
+        entry.write_bytes(kept.replace(truth.encode(), json.dumps(wrong).strip('"').encode()))
+        assert file_digests.FileDigests(tmp_path / "digests").sha256(path) == truth, wrong
+        assert entry.read_bytes() == kept, "the entry is rewritten whole"
+
+
+# -- 2. unpacked releases ------------------------------------------------------------------------------------------
+
+
+def unpacked(cache: Path) -> Path:
+    [tree] = list((cache / "releases").iterdir())
+    return tree / "corpus"
+
+
+def rot13_texts(path: Path) -> None:
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps({**row, "text": codecs.encode(row["text"], "rot13")}) + "\n" for row in rows))
+
+
+def same_size_edit(path: Path) -> None:
+    data = path.read_bytes()
+    assert data.count(b"return") > 1
+    path.write_bytes(data.replace(b"return", b"nruter"))
+
+
+@pytest.mark.parametrize("damage", [pytest.param(lambda path: path.unlink(), id="deleted"), pytest.param(rot13_texts, id="edited"),
+                                    pytest.param(same_size_edit, id="edited-same-size")])
+def test_an_unpacked_release_that_differs_is_unpacked_again(pytester: pytest.Pytester, damage: Callable[[Path], None]) -> None:
+    cache = pytester.path / "cache"
+    _, first = run(pytester, "first.json", f"--bench-samples={ARCHIVE}", f"--bench-cache-dir={cache}")
+    chunk_file = unpacked(cache) / "synthetic_v1" / GIN_CHUNKS
+    size = chunk_file.stat().st_size
+    damage(chunk_file)
+    result, second = run(pytester, "second.json", f"--bench-samples={ARCHIVE}", f"--bench-cache-dir={cache}")
+    assert results(second) == results(first) and second["registration"] == first["registration"]
+    assert warnings_saying(result, f"the unpacked release {unpacked(cache).parent} differs from {ARCHIVE}") == 1
+    assert warnings_saying(result, "unpacked again") == 1 and str(chunk_file) in result.stdout.str()
+    assert chunk_file.stat().st_size == size and file_sha256(chunk_file) == file_sha256(CORPUS / GIN_CHUNKS)
+    third, _ = run(pytester, "third.json", f"--bench-samples={ARCHIVE}", f"--bench-cache-dir={cache}")
+    assert warnings_saying(third, "unpacked again") == 0
+
+
+def test_a_file_added_to_an_unpacked_release_is_found(tmp_path: Path) -> None:
+    from pytest_retrieval_bench.corpus.release import ReleaseCorpus, difference
+
+    corpus = ReleaseCorpus(ARCHIVE, "d" * 64, tmp_path)
+    [directory] = corpus()
+    assert difference(corpus.final) is None
+    (directory / "extra.chunks.jsonl").write_text("{}\n")
+    assert difference(corpus.final) == f"{directory / 'extra.chunks.jsonl'} is not in the archive"
+    with pytest.warns(UserWarning, match="is not in the archive"):
+        assert ReleaseCorpus(ARCHIVE, "d" * 64, tmp_path)() == [directory]
+    assert not (directory / "extra.chunks.jsonl").exists()
+
+
+# -- 3. index entries that break the index's invariants ---------------------------------------------------------
+
+
+FILES = {"src/app.py": "def parse_request(raw):\n    return handle(raw)\n", "src/handle.py": "def handle(raw):\n    return raw.strip()\n",
+         "tests/test_app.py": "from src.app import parse_request\n\ndef test_parse():\n    assert parse_request(' a ') == 'a'\n",
+         "README.md": "parse requests and handle them\n"}
+
+
+def build(kind: str) -> Any:
+    files = sorted(FILES.items())
+    if kind == "lexical":
+        return LexicalIndex.build(files)
+    return ChunkIndex.build(file_chunks(files)) if kind == "chunks" else build_repomap(file_chunks(files))
+
+
+def rewrite_entry(path: Path, edit: Callable[[dict[str, np.ndarray]], None]) -> None:
+    """Re-encode an entry with its arrays edited and a valid zstd checksum: only the invariants can tell."""
+    body = memoryview(zstandard.ZstdDecompressor().decompress(path.read_bytes()[len(cache_module.MAGIC):]))
+    size = int.from_bytes(body[:8], "big")
+    header = json.loads(bytes(body[8 : 8 + size]))
+    payload = body[8 + size :]
+    arrays = {name: np.frombuffer(payload, dtype=np.dtype(dtype), count=length, offset=start).copy()
+              for name, (dtype, length, start, _) in header["layout"].items()}
+    edit(arrays)
+    blobs, offset = [], 0
+    for name in sorted(arrays):
+        data = np.ascontiguousarray(arrays[name]).tobytes()
+        header["layout"][name] = [arrays[name].dtype.str, len(arrays[name]), offset, len(data)]
+        blobs.append(data)
+        offset += len(data)
+    new_payload = b"".join(blobs) + bytes(payload[header["arrays_bytes"] :])
+    header.update(arrays_bytes=offset, payload_bytes=len(new_payload))
+    encoded = json.dumps(header).encode()
+    new_body = len(encoded).to_bytes(8, "big") + encoded + new_payload
+    path.write_bytes(cache_module.MAGIC + zstandard.ZstdCompressor(write_checksum=True).compress(new_body))
+
+
+def postings_prefix(arrays: dict[str, np.ndarray]) -> str:
+    return sorted(name for name in arrays if name.endswith(".docs"))[0][: -len(".docs")]
+
+
+def doc_out_of_range(arrays: dict[str, np.ndarray]) -> None:
+    docs = arrays[postings_prefix(arrays) + ".docs"]
+    docs[-1] = np.iinfo(docs.dtype).max
+
+
+def offsets_fall(arrays: dict[str, np.ndarray]) -> None:
+    offsets = arrays[postings_prefix(arrays) + ".offsets"]
+    assert len(offsets) > 3 and offsets[2] > offsets[1]
+    offsets[1], offsets[2] = offsets[2], offsets[1]
+
+
+def lengths_disagree(arrays: dict[str, np.ndarray]) -> None:
+    name = next(name for name in ("doc_lengths", "token_counts", "kinds") if name in arrays)
+    arrays[name] = arrays[name][:-1]
+
+
+def docs_not_ascending(arrays: dict[str, np.ndarray]) -> None:
+    prefix = postings_prefix(arrays)
+    offsets, docs = arrays[prefix + ".offsets"], arrays[prefix + ".docs"]
+    term = next(term for term in range(len(offsets) - 1) if offsets[term + 1] - offsets[term] > 1)
+    start = offsets[term]
+    docs[start], docs[start + 1] = docs[start + 1], docs[start]
+
+
+def edges_out_of_range(arrays: dict[str, np.ndarray]) -> None:
+    targets = arrays["edge_targets"]
+    assert len(targets)
+    targets[0] = len(arrays["kinds"])
+
+
+@pytest.mark.parametrize("kind", ["lexical", "chunks", "repomap"])
+@pytest.mark.parametrize("edit", [doc_out_of_range, offsets_fall, lengths_disagree, docs_not_ascending])
+def test_an_entry_breaking_an_invariant_is_rebuilt_with_a_warning(tmp_path: Path, kind: str, edit: Callable[..., None]) -> None:
+    cache = IndexCache(tmp_path / "index")
+    cache.store("a" * 64, kind, build(kind))
+    [path] = list((tmp_path / "index").rglob("*.idx.zst"))
+    assert cache.load("a" * 64, kind) is not None
+    rewrite_entry(path, edit)
+    assert cache_module.decode(cache_module.cache_key("a" * 64, kind), kind, path.read_bytes()) is not None, "its checksum is valid"
+    with pytest.warns(UserWarning, match=f"index cache entry {path} breaks its index's invariants"):
+        assert cache.load("a" * 64, kind) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert cache.load("a" * 64, kind) is None, "still refused, and said once"
+
+
+def test_a_repomap_entry_with_edges_out_of_range_is_rebuilt(tmp_path: Path) -> None:
+    cache = IndexCache(tmp_path / "index")
+    cache.store("a" * 64, "repomap", build("repomap"))
+    [path] = list((tmp_path / "index").rglob("*.idx.zst"))
+    rewrite_entry(path, edges_out_of_range)
+    with pytest.warns(UserWarning, match="edge_targets holds"):
+        assert cache.load("a" * 64, "repomap") is None
+
+
+def test_index_entries_with_postings_out_of_range_are_rebuilt_in_a_run(pytester: pytest.Pytester) -> None:
+    cache = pytester.path / "cache"
+    args = (f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", f"--bench-cache-dir={cache}")
+    _, first = run(pytester, "first.json", *args)
+    entries = sorted((cache / "index").rglob("*.idx.zst"))
+    assert len(entries) >= 3
+    for entry in entries:
+        rewrite_entry(entry, doc_out_of_range)
+    result, second = run(pytester, "second.json", *args)
+    assert results(second) == results(first)
+    assert warnings_saying(result, "breaks its index's invariants") == len(entries)
+    third, _ = run(pytester, "third.json", *args)
+    assert warnings_saying(third, "breaks its index's invariants") == 0, "the rebuilt entries were written back"
+
+
+# -- 4. a cache directory that cannot be written ----------------------------------------------------------------
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs, filled up: every write under it fails with ENOSPC."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mount = tmp_path / "full"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        with (mount / "filler").open("wb", buffering=0) as out:
+            try:
+                while True:
+                    out.write(b"\0" * 4096)
+            except OSError as error:
+                assert error.errno == errno.ENOSPC
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+@pytest.mark.parametrize("inputs", [pytest.param((f"--bench-samples={ARCHIVE}",), id="release"),
+                                    pytest.param((f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}"), id="corpus")])
+def test_a_full_disk_under_the_cache_is_one_warning_and_the_run_goes_on_uncached(pytester: pytest.Pytester, full_disk: Path,
+                                                                                  inputs: tuple[str, ...]) -> None:
+    _, expected = run(pytester, "expected.json", *inputs, f"--bench-cache-dir={pytester.path / 'roomy'}")
+    cache = full_disk / "cache"
+    result, report = run(pytester, "full.json", *inputs, f"--bench-cache-dir={cache}")
+    assert results(report) == results(expected)
+    text = result.stdout.str() + result.stderr.str()
+    assert warnings_saying(result, f"the cache directory {cache} cannot be written (No space left on device)") == 1, text[-3000:]
+    assert warnings_saying(result, "CacheWarning") == 1 and "OSError" not in text
+    assert [path.name for path in full_disk.rglob("*") if not path.is_dir()] == ["filler"], "nothing half-written is left"
+
+
+def test_a_full_disk_under_the_cache_and_the_run_directory_is_one_error_found_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_retrieval_bench.corpus import release
+    from pytest_retrieval_bench.errors import SnapshotError
+    from pytest_retrieval_bench.index.cache_writes import CacheWrites
+
+    tries: list[Path] = []
+
+    def no_space(archive: Path, final: Path) -> None:
+        tries.append(final)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(release, "_unpack", no_space)
+    writes = CacheWrites(tmp_path / "cache")
+    corpus = release.ReleaseCorpus(ARCHIVE, "d" * 64, tmp_path / "cache", tmp_path / "run", writes)
+    with pytest.warns(UserWarning, match=f"the cache directory {tmp_path / 'cache'} cannot be written") as caught:
+        with pytest.raises(SnapshotError) as error:
+            corpus()
+    assert len(caught) == 1
+    assert str(error.value) == (f"cannot unpack {ARCHIVE}: the cache directory {tmp_path / 'cache' / 'releases'}: No space left on device; "
+                                f"the run's directory {tmp_path / 'run'}: No space left on device")
+    assert writes.stopped is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(5):
+            with pytest.raises(SnapshotError, match="No space left on device"):
+                corpus()
+    assert tries == [corpus.final, corpus.fallback], "tried once in each directory, not again per item"
+
+
+def test_the_first_lasting_write_failure_stops_every_cache_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_retrieval_bench.corpus import file_digests
+    from pytest_retrieval_bench.index import cache_writes
+
+    monkeypatch.setattr(file_digests, "RACY_SECONDS", 0.0)
+    calls: list[str] = []
+
+    def no_space(prefix: str, dir: str) -> tuple[int, str]:
+        calls.append(dir)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(cache_writes.tempfile, "mkstemp", no_space)
+    writes = cache_writes.CacheWrites(tmp_path / "cache")
+    cache = IndexCache(tmp_path / "cache" / "index", writes)
+    with pytest.warns(UserWarning) as caught:
+        for kind in ("lexical", "chunks", "repomap"):
+            cache.store("a" * 64, kind, build(kind))
+            assert cache.load("a" * 64, kind) is None
+        path = tmp_path / "old.txt"
+        path.write_text("x")
+        os.utime(path, ns=(0, 0))
+        assert file_digests.FileDigests(tmp_path / "cache" / "digests", writes).sha256(path) == file_sha256(path)
+    assert [str(warning.message) for warning in caught] == [
+        f"the cache directory {tmp_path / 'cache'} cannot be written (No space left on device): the run goes on uncached "
+        "(index entries, read receipts and file digests are not kept)"]
+    assert len(calls) == 1, "no write is tried after the first lasting failure"
+    assert not list((tmp_path / "cache").rglob(".tmp-*"))
+
+
+def test_an_unpack_failing_half_way_leaves_no_staging_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_retrieval_bench.corpus import release
+
+    real_open = Path.open
+    opened: list[Path] = []
+
+    def filling(self: Path, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if mode == "wb" and ".unpack-" in str(self) and str(self).startswith(str(tmp_path / "cache")):
+            opened.append(self)
+            if len(opened) > 1:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_open(self, mode, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", filling)
+    with pytest.warns(UserWarning, match="cannot be written"):
+        [directory] = release.ReleaseCorpus(ARCHIVE, "d" * 64, tmp_path / "cache", tmp_path / "run")()
+    assert directory.is_relative_to(tmp_path / "run")
+    assert sorted(path.name for path in (tmp_path / "cache" / "releases").iterdir()) == []
+    assert sorted(path.name for path in directory.iterdir()) == sorted(path.name for path in CORPUS.iterdir())
+    shutil.rmtree(tmp_path / "run")
