@@ -50,9 +50,11 @@ def check_postings(name: str, postings: Postings, documents: int) -> None:
     _length(f"{name}.counts", _integers(f"{name}.counts", postings.counts), len(postings.docs))
     docs = postings.docs
     _within(f"{name}.docs", docs, documents)
-    if len(docs) > 1:
-        falls = np.flatnonzero(docs[1:] <= docs[:-1]) + 1  # where a list may restart: only at a term's first pair
-        if len(falls) and not bool(np.isin(falls, postings.offsets).all()):
+    if len(docs) > 1:  # a list may restart (its document id not above the one before) only at a term's first pair
+        inside = np.ones(len(docs) + 1, dtype=bool)  # pair i is not its term's first (offsets may end at len(docs))
+        inside[postings.offsets] = False
+        falls = docs[1:] <= docs[:-1]
+        if bool(np.logical_and(falls, inside[1:-1], out=falls).any()):
             raise ValueError(f"{name}.docs are not ascending within a term")
 
 
