@@ -256,25 +256,39 @@ def test_index_entries_with_postings_out_of_range_are_rebuilt_in_a_run(pytester:
 
 
 @pytest.fixture
-def full_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 64 KiB tmpfs, filled up: every write under it fails with ENOSPC."""
+def small_disks(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
+    """A factory of 64 KiB tmpfs mounts (too small for the bundled release's corpus), unmounted after."""
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
-    mount = tmp_path / "full"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    mounted: list[Path] = []
+
+    def mount(name: str) -> Path:
+        point = tmp_path / name
+        point.mkdir()
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(point)], capture_output=True, text=True)
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+        mounted.append(point)
+        return point
+
     try:
-        with (mount / "filler").open("wb", buffering=0) as out:
-            try:
-                while True:
-                    out.write(b"\0" * 4096)
-            except OSError as error:
-                assert error.errno == errno.ENOSPC
         yield mount
     finally:
-        subprocess.run(["umount", str(mount)], check=True)
+        for point in mounted:
+            subprocess.run(["umount", str(point)], check=True)
+
+
+@pytest.fixture
+def full_disk(small_disks: Callable[[str], Path]) -> Path:
+    """A tmpfs filled up: every write under it fails with ENOSPC."""
+    mount = small_disks("full")
+    with (mount / "filler").open("wb", buffering=0) as out:
+        try:
+            while True:
+                out.write(b"\0" * 4096)
+        except OSError as error:
+            assert error.errno == errno.ENOSPC
+    return mount
 
 
 @pytest.mark.parametrize("inputs", [pytest.param((f"--bench-samples={ARCHIVE}",), id="release"),
@@ -289,6 +303,22 @@ def test_a_full_disk_under_the_cache_is_one_warning_and_the_run_goes_on_uncached
     assert warnings_saying(result, f"the cache directory {cache} cannot be written (No space left on device)") == 1, text[-3000:]
     assert warnings_saying(result, "CacheWarning") == 1 and "OSError" not in text
     assert [path.name for path in full_disk.rglob("*") if not path.is_dir()] == ["filler"], "nothing half-written is left"
+
+
+def test_a_full_disk_under_the_cache_and_the_temporary_directory_fails_each_snapshot_in_one_line(
+        pytester: pytest.Pytester, full_disk: Path, small_disks: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run's temporary directory on a disk with room for the run's own files, not for the corpus."""
+    cache, scratch = full_disk / "cache", small_disks("scratch")
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", ARMS, f"--bench-samples={ARCHIVE}", f"--bench-cache-dir={cache}", timeout=300)
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == 1, text[-3000:]
+    assert "Traceback" not in text and "OSError" not in text, text[-3000:]
+    assert f"cannot unpack {ARCHIVE}: the cache directory {cache / 'releases'}: No space left on device; the run's directory " in text
+    shown = [line for line in result.stdout.lines if "cannot unpack" in line and not line.startswith("FAILED")]
+    assert len(shown) == 3, shown  # once per snapshot (its first item); the snapshot's other items point at it
+    assert [path.name for path in full_disk.rglob("*") if not path.is_dir()] == ["filler"]
+    assert list(scratch.iterdir()) == [], "the run's directory is removed, the half-unpacked corpus with it"
 
 
 def test_a_full_disk_under_the_cache_and_the_run_directory_is_one_error_found_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
