@@ -206,6 +206,16 @@ def docs_not_ascending(arrays: dict[str, np.ndarray]) -> None:
     docs[start], docs[start + 1] = docs[start + 1], docs[start]
 
 
+def terms_out_of_order(arrays: dict[str, np.ndarray]) -> None:
+    """Two neighbouring terms of one length swapped in the vocabulary: each now finds the other's documents."""
+    prefix = postings_prefix(arrays)
+    blob, bounds = arrays[prefix + ".blob"], arrays[prefix + ".term_offsets"].astype(np.int64)
+    lengths = np.diff(bounds)
+    term = next(term for term in range(len(lengths) - 1) if lengths[term] == lengths[term + 1])
+    start, middle, end = bounds[term], bounds[term + 1], bounds[term + 2]
+    blob[start:end] = np.concatenate([blob[middle:end], blob[start:middle]])
+
+
 def edges_out_of_range(arrays: dict[str, np.ndarray]) -> None:
     targets = arrays["edge_targets"]
     assert len(targets)
@@ -213,7 +223,7 @@ def edges_out_of_range(arrays: dict[str, np.ndarray]) -> None:
 
 
 @pytest.mark.parametrize("kind", ["lexical", "chunks", "repomap"])
-@pytest.mark.parametrize("edit", [doc_out_of_range, offsets_fall, lengths_disagree, docs_not_ascending])
+@pytest.mark.parametrize("edit", [doc_out_of_range, offsets_fall, lengths_disagree, docs_not_ascending, terms_out_of_order])
 def test_an_entry_breaking_an_invariant_is_rebuilt_with_a_warning(tmp_path: Path, kind: str, edit: Callable[..., None]) -> None:
     cache = IndexCache(tmp_path / "index")
     cache.store("a" * 64, kind, build(kind))
@@ -235,6 +245,40 @@ def test_a_repomap_entry_with_edges_out_of_range_is_rebuilt(tmp_path: Path) -> N
     rewrite_entry(path, edges_out_of_range)
     with pytest.warns(UserWarning, match="edge_targets holds"):
         assert cache.load("a" * 64, "repomap") is None
+
+
+@pytest.mark.parametrize("kind", ["lexical", "chunks", "repomap"])
+def test_paths_that_repeat_or_are_not_strings_break_an_invariant(kind: str) -> None:
+    from pytest_retrieval_bench.index.invariants import check_index
+
+    check_index(build(kind))
+    for wrong in ("src/app.py", 7):
+        index = build(kind)
+        paths = index.label_values.paths if kind == "chunks" else index.paths
+        paths[-1] = wrong
+        with pytest.raises(ValueError, match="paths are not distinct strings"):
+            check_index(index)
+
+
+def test_a_term_sharing_a_long_prefix_is_ordered_by_the_bytes_after_it() -> None:
+    """The order is compared 8 bytes at a time: terms equal over their first 8, 16 bytes, a term that
+    is a prefix of the next, and a NUL byte (which pads a shorter term) are each ordered as bytes are."""
+    from pytest_retrieval_bench.index.invariants import _strictly_sorted
+
+    def check(terms: list[bytes]) -> None:
+        bounds = np.cumsum([0] + [len(term) for term in terms])
+        _strictly_sorted("t", b"".join(terms), bounds)
+
+    ordered = [b"", b"\0", b"a", b"a\0", b"abcdefgh", b"abcdefgh\0", b"abcdefghabcdefgh", b"abcdefghabcdefgh1", b"abcdefghabcdefgi", b"b"]
+    assert ordered == sorted(ordered)
+    check(ordered)
+    for position in range(len(ordered) - 1):
+        swapped = list(ordered)
+        swapped[position], swapped[position + 1] = swapped[position + 1], swapped[position]
+        with pytest.raises(ValueError, match="strictly increasing"):
+            check(swapped)
+        with pytest.raises(ValueError, match="strictly increasing"):
+            check(ordered[: position + 1] + [ordered[position]] + ordered[position + 1 :])  # a term twice
 
 
 def test_index_entries_with_postings_out_of_range_are_rebuilt_in_a_run(pytester: pytest.Pytester) -> None:
