@@ -141,6 +141,29 @@ def test_a_file_added_to_an_unpacked_release_is_found(tmp_path: Path) -> None:
     assert not (directory / "extra.chunks.jsonl").exists()
 
 
+@pytest.mark.parametrize("leftover", ["incomplete", "without-record", "damaged-record"])
+def test_an_unpacked_tree_without_a_whole_record_is_unpacked_again(tmp_path: Path, leftover: str) -> None:
+    """A tree left by a crash before its `.complete`, or whose record of the unpack is missing or
+    edited, cannot be checked, so it is not used."""
+    from pytest_retrieval_bench.corpus.release import MANIFEST, ReleaseCorpus
+
+    final = ReleaseCorpus(ARCHIVE, "d" * 64, tmp_path).final
+    if leftover == "incomplete":
+        (final / "corpus" / "synthetic_v1").mkdir(parents=True)
+        (final / "corpus" / "synthetic_v1" / "corpus_manifest.jsonl").write_text("")
+    else:
+        ReleaseCorpus(ARCHIVE, "d" * 64, tmp_path)()
+        record = final / MANIFEST
+        if leftover == "without-record":
+            record.unlink()
+        else:
+            record.write_bytes(record.read_bytes().replace(b'"corpus/', b'"corpuz/', 1))
+    with pytest.warns(UserWarning, match="unpacked again"):
+        [directory] = ReleaseCorpus(ARCHIVE, "d" * 64, tmp_path)()
+    assert file_sha256(directory / "corpus_manifest.jsonl") == file_sha256(CORPUS / "corpus_manifest.jsonl")
+    assert sorted(path.name for path in final.parent.iterdir()) == [final.name], "no staging or stale tree left"
+
+
 # -- 3. index entries that break the index's invariants ---------------------------------------------------------
 
 

@@ -151,8 +151,8 @@ class ReleaseCorpus:
     def _prepare(self) -> list[Path]:
         final = self.final
         try:
-            if (final / ".complete").is_file():
-                problem = difference(final)
+            if final.exists():
+                problem = difference(final) if (final / ".complete").is_file() else "it was never completed"
                 if problem is None:
                     return _corpus_dirs(final)
                 self.writes.warn_once(f"release {final}", f"the unpacked release {final} differs from {self.archive} ({problem}): unpacked again")
