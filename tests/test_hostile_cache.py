@@ -1,7 +1,7 @@
 """Cache state that lies: a file digest with one hex digit changed, an unpacked release edited or
-missing a chunk file, an index entry whose checksum is valid but whose arrays break the index's
-invariants, a cache directory on a full disk. Nothing under the cache is believed: each is found,
-rebuilt or gone around with one warning, and the report is the one a clean cache gives."""
+missing a chunk file, a cache directory on a full disk. Nothing under the cache is believed: each
+is found, rebuilt or gone around with one warning, and the report is the one a clean cache gives
+(index entries that break their invariants: test_hostile_index_entries.py)."""
 
 from __future__ import annotations
 
@@ -15,40 +15,11 @@ import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-import numpy as np
 import pytest
-import zstandard
 
-from pytest_retrieval_bench.index import cache as cache_module
+from cache_helpers import ARCHIVE, ARMS, CORPUS, GIN_CHUNKS, SAMPLES, build, results, run, warnings_saying
 from pytest_retrieval_bench.index.cache import IndexCache
-from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, file_chunks
-from pytest_retrieval_bench.index.repomap import build_repomap
 from pytest_retrieval_bench.samples.load import file_sha256
-from report_helpers import zero_wall
-
-TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
-SAMPLES = TESTDATA / "release" / "benchmark" / "synthetic_v1" / "samples.jsonl"
-CORPUS = TESTDATA / "release" / "corpus" / "synthetic_v1"
-ARCHIVE = TESTDATA / "agent_retrieval_bench_synthetic_v1.tar.zst"
-GIN_CHUNKS = "acme__gin-lite/5a1d1a74c1b9687a9f2f111e03db561cc2fa96b5.chunks.jsonl"
-ARMS = "--bench-arms=grep,bm25:all,arb-bm25"
-
-
-def run(pytester: pytest.Pytester, report: str, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", ARMS, f"--bench-report={report}", "-rw", *args, timeout=300)
-    text = result.stdout.str() + result.stderr.str()
-    assert result.ret == 0, text[-4000:]
-    assert "Traceback" not in text and "IndexError" not in text, text[-4000:]
-    return result, json.loads((pytester.path / report).read_bytes())
-
-
-def results(report: dict[str, Any]) -> str:
-    """What a cache may never change: every item's ranking and metrics (walls zeroed, latency dropped)."""
-    return json.dumps(zero_wall(report["details"]), sort_keys=True)
-
-
-def warnings_saying(result: pytest.RunResult, words: str) -> int:
-    return sum(line.count(words) for line in (result.stdout.str() + result.stderr.str()).splitlines())
 
 
 # -- 1. file digests -----------------------------------------------------------------------------------------------
@@ -162,161 +133,6 @@ def test_an_unpacked_tree_without_a_whole_record_is_unpacked_again(tmp_path: Pat
         [directory] = ReleaseCorpus(ARCHIVE, "d" * 64, tmp_path)()
     assert file_sha256(directory / "corpus_manifest.jsonl") == file_sha256(CORPUS / "corpus_manifest.jsonl")
     assert sorted(path.name for path in final.parent.iterdir()) == [final.name], "no staging or stale tree left"
-
-
-# -- 3. index entries that break the index's invariants ---------------------------------------------------------
-
-
-FILES = {"src/app.py": "def parse_request(raw):\n    return handle(raw)\n", "src/handle.py": "def handle(raw):\n    return raw.strip()\n",
-         "tests/test_app.py": "from src.app import parse_request\n\ndef test_parse():\n    assert parse_request(' a ') == 'a'\n",
-         "README.md": "parse requests and handle them\n"}
-
-
-def build(kind: str) -> Any:
-    files = sorted(FILES.items())
-    if kind == "lexical":
-        return LexicalIndex.build(files)
-    return ChunkIndex.build(file_chunks(files)) if kind == "chunks" else build_repomap(file_chunks(files))
-
-
-def rewrite_entry(path: Path, edit: Callable[[dict[str, np.ndarray]], None]) -> None:
-    """Re-encode an entry with its arrays edited and a valid zstd checksum: only the invariants can tell."""
-    body = memoryview(zstandard.ZstdDecompressor().decompress(path.read_bytes()[len(cache_module.MAGIC):]))
-    size = int.from_bytes(body[:8], "big")
-    header = json.loads(bytes(body[8 : 8 + size]))
-    payload = body[8 + size :]
-    arrays = {name: np.frombuffer(payload, dtype=np.dtype(dtype), count=length, offset=start).copy()
-              for name, (dtype, length, start, _) in header["layout"].items()}
-    edit(arrays)
-    blobs, offset = [], 0
-    for name in sorted(arrays):
-        data = np.ascontiguousarray(arrays[name]).tobytes()
-        header["layout"][name] = [arrays[name].dtype.str, len(arrays[name]), offset, len(data)]
-        blobs.append(data)
-        offset += len(data)
-    new_payload = b"".join(blobs) + bytes(payload[header["arrays_bytes"] :])
-    header.update(arrays_bytes=offset, payload_bytes=len(new_payload))
-    encoded = json.dumps(header).encode()
-    new_body = len(encoded).to_bytes(8, "big") + encoded + new_payload
-    path.write_bytes(cache_module.MAGIC + zstandard.ZstdCompressor(write_checksum=True).compress(new_body))
-
-
-def postings_prefix(arrays: dict[str, np.ndarray]) -> str:
-    return sorted(name for name in arrays if name.endswith(".docs"))[0][: -len(".docs")]
-
-
-def doc_out_of_range(arrays: dict[str, np.ndarray]) -> None:
-    docs = arrays[postings_prefix(arrays) + ".docs"]
-    docs[-1] = np.iinfo(docs.dtype).max
-
-
-def offsets_fall(arrays: dict[str, np.ndarray]) -> None:
-    offsets = arrays[postings_prefix(arrays) + ".offsets"]
-    assert len(offsets) > 3 and offsets[2] > offsets[1]
-    offsets[1], offsets[2] = offsets[2], offsets[1]
-
-
-def lengths_disagree(arrays: dict[str, np.ndarray]) -> None:
-    name = next(name for name in ("doc_lengths", "token_counts", "kinds") if name in arrays)
-    arrays[name] = arrays[name][:-1]
-
-
-def docs_not_ascending(arrays: dict[str, np.ndarray]) -> None:
-    prefix = postings_prefix(arrays)
-    offsets, docs = arrays[prefix + ".offsets"], arrays[prefix + ".docs"]
-    term = next(term for term in range(len(offsets) - 1) if offsets[term + 1] - offsets[term] > 1)
-    start = offsets[term]
-    docs[start], docs[start + 1] = docs[start + 1], docs[start]
-
-
-def terms_out_of_order(arrays: dict[str, np.ndarray]) -> None:
-    """Two neighbouring terms of one length swapped in the vocabulary: each now finds the other's documents."""
-    prefix = postings_prefix(arrays)
-    blob, bounds = arrays[prefix + ".blob"], arrays[prefix + ".term_offsets"].astype(np.int64)
-    lengths = np.diff(bounds)
-    term = next(term for term in range(len(lengths) - 1) if lengths[term] == lengths[term + 1])
-    start, middle, end = bounds[term], bounds[term + 1], bounds[term + 2]
-    blob[start:end] = np.concatenate([blob[middle:end], blob[start:middle]])
-
-
-def edges_out_of_range(arrays: dict[str, np.ndarray]) -> None:
-    targets = arrays["edge_targets"]
-    assert len(targets)
-    targets[0] = len(arrays["kinds"])
-
-
-@pytest.mark.parametrize("kind", ["lexical", "chunks", "repomap"])
-@pytest.mark.parametrize("edit", [doc_out_of_range, offsets_fall, lengths_disagree, docs_not_ascending, terms_out_of_order])
-def test_an_entry_breaking_an_invariant_is_rebuilt_with_a_warning(tmp_path: Path, kind: str, edit: Callable[..., None]) -> None:
-    cache = IndexCache(tmp_path / "index")
-    cache.store("a" * 64, kind, build(kind))
-    [path] = list((tmp_path / "index").rglob("*.idx.zst"))
-    assert cache.load("a" * 64, kind) is not None
-    rewrite_entry(path, edit)
-    assert cache_module.decode(cache_module.cache_key("a" * 64, kind), kind, path.read_bytes()) is not None, "its checksum is valid"
-    with pytest.warns(UserWarning, match=f"index cache entry {path} breaks its index's invariants"):
-        assert cache.load("a" * 64, kind) is None
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert cache.load("a" * 64, kind) is None, "still refused, and said once"
-
-
-def test_a_repomap_entry_with_edges_out_of_range_is_rebuilt(tmp_path: Path) -> None:
-    cache = IndexCache(tmp_path / "index")
-    cache.store("a" * 64, "repomap", build("repomap"))
-    [path] = list((tmp_path / "index").rglob("*.idx.zst"))
-    rewrite_entry(path, edges_out_of_range)
-    with pytest.warns(UserWarning, match="edge_targets holds"):
-        assert cache.load("a" * 64, "repomap") is None
-
-
-@pytest.mark.parametrize("kind", ["lexical", "chunks", "repomap"])
-def test_paths_that_repeat_or_are_not_strings_break_an_invariant(kind: str) -> None:
-    from pytest_retrieval_bench.index.invariants import check_index
-
-    check_index(build(kind))
-    for wrong in ("src/app.py", 7):
-        index = build(kind)
-        paths = index.label_values.paths if kind == "chunks" else index.paths
-        paths[-1] = wrong
-        with pytest.raises(ValueError, match="paths are not distinct strings"):
-            check_index(index)
-
-
-def test_a_term_sharing_a_long_prefix_is_ordered_by_the_bytes_after_it() -> None:
-    """The order is compared 8 bytes at a time: terms equal over their first 8, 16 bytes, a term that
-    is a prefix of the next, and a NUL byte (which pads a shorter term) are each ordered as bytes are."""
-    from pytest_retrieval_bench.index.invariants import _strictly_sorted
-
-    def check(terms: list[bytes]) -> None:
-        bounds = np.cumsum([0] + [len(term) for term in terms])
-        _strictly_sorted("t", b"".join(terms), bounds)
-
-    ordered = [b"", b"\0", b"a", b"a\0", b"abcdefgh", b"abcdefgh\0", b"abcdefghabcdefgh", b"abcdefghabcdefgh1", b"abcdefghabcdefgi", b"b"]
-    assert ordered == sorted(ordered)
-    check(ordered)
-    for position in range(len(ordered) - 1):
-        swapped = list(ordered)
-        swapped[position], swapped[position + 1] = swapped[position + 1], swapped[position]
-        with pytest.raises(ValueError, match="strictly increasing"):
-            check(swapped)
-        with pytest.raises(ValueError, match="strictly increasing"):
-            check(ordered[: position + 1] + [ordered[position]] + ordered[position + 1 :])  # a term twice
-
-
-def test_index_entries_with_postings_out_of_range_are_rebuilt_in_a_run(pytester: pytest.Pytester) -> None:
-    cache = pytester.path / "cache"
-    args = (f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", f"--bench-cache-dir={cache}")
-    _, first = run(pytester, "first.json", *args)
-    entries = sorted((cache / "index").rglob("*.idx.zst"))
-    assert len(entries) >= 3
-    for entry in entries:
-        rewrite_entry(entry, doc_out_of_range)
-    result, second = run(pytester, "second.json", *args)
-    assert results(second) == results(first)
-    assert warnings_saying(result, "breaks its index's invariants") == len(entries)
-    third, _ = run(pytester, "third.json", *args)
-    assert warnings_saying(third, "breaks its index's invariants") == 0, "the rebuilt entries were written back"
 
 
 # -- 4. a cache directory that cannot be written ----------------------------------------------------------------
