@@ -255,9 +255,10 @@ def test_a_digest_is_remembered_while_the_file_is_untouched(tmp_path: Path, not_
     assert digests.sha256(path) == file_sha256(path)
     entries = list((tmp_path / "digests").rglob("*.digest"))
     assert len(entries) == 1
-    # a remembered digest is returned as kept (by the next run): prove it by planting another value under the same status
-    kept = json.loads(entries[0].read_bytes())
-    entries[0].write_text(json.dumps({**kept, "sha256": "f" * 64}))
+    # a remembered digest is returned as kept (by the next run): prove it by planting another whole entry under the same status
+    resolved = str(path.resolve())
+    status, _ = file_digests_module.decode(resolved, entries[0].read_bytes())
+    entries[0].write_bytes(file_digests_module.encode(resolved, status, "f" * 64))
     assert digests.sha256(path) == file_sha256(path), "this run remembers what it hashed"
     assert FileDigests(tmp_path / "digests").sha256(path) == "f" * 64
 

@@ -22,7 +22,7 @@ from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.file_digests import FileDigests
 from pytest_retrieval_bench.corpus.progress import SetupCounts
 from pytest_retrieval_bench.corpus.read_receipts import ReadReceipts
-from pytest_retrieval_bench.corpus.release import unpack_release_corpus
+from pytest_retrieval_bench.corpus.release import ReleaseCorpus
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
@@ -30,6 +30,7 @@ from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.fixture_arms import REQUEST_FIXTURE, FixtureArm
 from pytest_retrieval_bench.report.gate import GateRule, parse_rule, sample_change
 from pytest_retrieval_bench.index.cache import IndexCache
+from pytest_retrieval_bench.index.cache_writes import CacheWrites
 from pytest_retrieval_bench.options import Settings
 from pytest_retrieval_bench.arms.snapshot_latency import MatchedLatency
 from pytest_retrieval_bench.bench.outputs import check_outputs
@@ -97,6 +98,7 @@ class BenchSession:
         self.base_dir = base_dir
         self.owns_base = owns_base
         self._require_snapshot_source()
+        self._cache_writes = CacheWrites(None if settings.no_cache else self.cache_dir())  # shared: a full disk stops every cache write
         self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache())
         self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION,
                                                config.rootpath, content_digests=role != "worker", digest_of=self._file_digests.sha256 if self._file_digests else file_sha256)
@@ -153,13 +155,13 @@ class BenchSession:
         return self.base_dir / "cache"
 
     def _index_cache(self) -> IndexCache | None:
-        return None if self.settings.no_cache else IndexCache(self.cache_dir() / "index")
+        return None if self.settings.no_cache else IndexCache(self.cache_dir() / "index", self._cache_writes)
 
     @cached_property
     def _file_digests(self) -> FileDigests | None:
         """Corpus files' sha256, remembered beside the index cache when there is one: the registration
         names them, and read receipts are checked against them (one hash of each file a run)."""
-        return None if self.settings.no_cache else FileDigests(self.cache_dir() / "digests")
+        return None if self.settings.no_cache else FileDigests(self.cache_dir() / "digests", self._cache_writes)
 
     def _resolver(self) -> SnapshotResolver:
         resolver = SnapshotResolver(explicit=dict(self.settings.snapshots), corpus_dirs=list(self.settings.corpus), repos_dir=self.settings.repos,
@@ -169,8 +171,7 @@ class BenchSession:
                 resolver.explicit.setdefault(key, directory)
         for loaded in self.loaded:
             if is_release_archive(loaded.path):
-                archive, digest = loaded.path, loaded.digest
-                resolver.lazy_corpus_dirs.append(lambda a=archive, d=digest: unpack_release_corpus(a, d, self.cache_dir()))
+                resolver.lazy_corpus_dirs.append(ReleaseCorpus(loaded.path, loaded.digest, self.cache_dir(), self.base_dir / "releases", self._cache_writes))
         return resolver
 
     def _shard_keys(self) -> set[str] | None:

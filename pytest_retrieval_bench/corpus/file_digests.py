@@ -9,6 +9,10 @@ clock's tick may not have moved between two writes) and is hashed anew each run 
 its digest is reused while its status is unchanged). Digests live beside the index cache and go
 with it (`--bench-no-cache` hashes every file). Read receipts check a chunk file against the same
 digest, so the bytes a run reads are the bytes its registration names.
+
+An entry is believed only when it is whole: it carries the sha256 of its own body (as read
+receipts do), and names the path and a well-formed digest; an entry edited or damaged on disk
+is ignored, the file hashed again and the entry rewritten.
 """
 
 from __future__ import annotations
@@ -20,11 +24,34 @@ from pathlib import Path
 
 import orjson
 
-from pytest_retrieval_bench.index.cache import write_entry
+from pytest_retrieval_bench.index.cache_writes import CacheWrites
 from pytest_retrieval_bench.samples.load import file_sha256
 
 #: a file whose modification or change time is this close to now is hashed every time
 RACY_SECONDS = 3.0
+
+MAGIC = b"RBDIGEST1\n"
+HEX = frozenset("0123456789abcdef")
+
+
+def encode(resolved: str, status: list[int], digest: str) -> bytes:
+    body = orjson.dumps({"path": resolved, "status": status, "sha256": digest})
+    return MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+
+
+def decode(resolved: str, data: bytes) -> tuple[list[int], str]:
+    """(status, sha256) of a whole entry for `resolved`; ValueError for anything else."""
+    if not data.startswith(MAGIC):
+        raise ValueError("bad magic")
+    checksum, _, body = data[len(MAGIC):].partition(b"\n")
+    if hashlib.sha256(body).hexdigest().encode() != checksum:
+        raise ValueError("checksum mismatch")
+    fields = orjson.loads(body)
+    digest, status = fields["sha256"], fields["status"]
+    if fields["path"] != resolved or type(digest) is not str or len(digest) != 64 or not HEX.issuperset(digest) \
+            or type(status) is not list or len(status) != 5 or not all(type(value) is int for value in status):
+        raise ValueError("not an entry for this file")
+    return status, digest
 
 
 def _status(path: Path) -> list[int]:
@@ -35,8 +62,9 @@ def _status(path: Path) -> list[int]:
 class FileDigests:
     """Digests under `directory/<k[:2]>/<k>.digest`, `k` the sha256 of the resolved path."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, writes: CacheWrites | None = None):
         self.directory = directory
+        self.writes = writes if writes is not None else CacheWrites(directory)
         self._seen: dict[str, tuple[list[int], str]] = {}  # this process's: the registration's, then the reader's
 
     def _entry(self, resolved: str) -> Path:
@@ -56,10 +84,10 @@ class FileDigests:
         if seen is not None and seen[0] == before:
             return seen[1]
         try:
-            kept = orjson.loads(entry.read_bytes())
-            if kept["path"] == resolved and kept["status"] == before and not self._racy(before):
-                self._seen[entry.name] = (before, str(kept["sha256"]))
-                return str(kept["sha256"])
+            status, kept = decode(resolved, entry.read_bytes())
+            if status == before and not self._racy(before):
+                self._seen[entry.name] = (before, kept)
+                return kept
         except (OSError, ValueError, KeyError, TypeError):
             pass
         digest = file_sha256(path)
@@ -70,7 +98,7 @@ class FileDigests:
         if after == before:
             self._seen[entry.name] = (after, digest)
             if not self._racy(after):
-                write_entry(entry, orjson.dumps({"path": resolved, "status": after, "sha256": digest}))
+                self.writes.write(entry, encode(resolved, after, digest))
         return digest
 
     @staticmethod

@@ -30,7 +30,7 @@ import orjson
 
 from pytest_retrieval_bench import __version__
 from pytest_retrieval_bench.corpus.file_digests import FileDigests
-from pytest_retrieval_bench.index.cache import write_entry
+from pytest_retrieval_bench.index.cache_writes import CacheWrites
 
 FORMAT = "rb-read-2"
 MAGIC = b"RBREAD2\n"
@@ -92,11 +92,12 @@ def decode(key: str, data: bytes) -> Receipt:
 
 class ReadReceipts:
     """Receipts under `directory/<key[:2]>/<key>.receipt`, written like index cache entries;
-    `digests` gives the sha256 a receipt is checked against."""
+    `digests` gives the sha256 a receipt is checked against (and its writes are the receipts' too)."""
 
     def __init__(self, directory: Path, digests: FileDigests):
         self.directory = directory
         self.digests = digests
+        self.writes: CacheWrites = digests.writes
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.receipt"
@@ -108,4 +109,4 @@ class ReadReceipts:
             return None
 
     def store(self, key: str, receipt: Receipt) -> None:
-        write_entry(self._path(key), encode(key, receipt))
+        self.writes.write(self._path(key), encode(key, receipt))

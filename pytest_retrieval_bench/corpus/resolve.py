@@ -27,10 +27,16 @@ class SnapshotResolver:
     #: for its file rows only
     receipts: ReadReceipts | None = None
 
-    def _all_corpus_dirs(self) -> list[Path]:
+    def _all_corpus_dirs(self, strict: bool = True) -> list[Path]:
+        """The corpus directories; a provider that fails (a release that cannot be unpacked) raises
+        its SnapshotError when `strict`, else is passed over."""
         dirs = list(self.corpus_dirs)
         for provider in self.lazy_corpus_dirs:
-            dirs.extend(provider())
+            try:
+                dirs.extend(provider())
+            except SnapshotError:
+                if strict:
+                    raise
         return dirs
 
     def estimate(self, repo: str, commit: str) -> int:
@@ -38,7 +44,7 @@ class SnapshotResolver:
         key = f"{repo}@{commit}"
         if key in self.explicit:
             return directory_bytes(self.explicit[key])
-        for corpus_dir in self._all_corpus_dirs():
+        for corpus_dir in self._all_corpus_dirs(strict=False):  # its set-up names a release's problem
             try:
                 chunk_file = find_chunk_file(corpus_dir, repo, commit)
             except SnapshotError:  # its set-up names the problem; a cost estimate only orders work

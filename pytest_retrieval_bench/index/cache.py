@@ -1,15 +1,16 @@
 """On-disk cache of snapshot indexes: zstd-compressed arrays keyed by content digest and tokenizer.
 
 The cache can only save time, never change a result: an entry is trusted only when its magic,
-key and lengths check out and its zstd frame decompresses with its content checksum (which every
-entry is written with) intact; anything else is rebuilt and rewritten.
+key and lengths check out, its zstd frame decompresses with its content checksum (which every
+entry is written with) intact, and the index it gives keeps every structural invariant its
+queries rely on (`invariants.py`: ids in range, lengths that agree, offsets that never fall);
+anything else is rebuilt and rewritten (a broken invariant, which no damage in transit makes,
+with a warning).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,8 @@ import numpy as np
 import orjson
 import zstandard
 
-from pytest_retrieval_bench import leftovers
+from pytest_retrieval_bench.index.cache_writes import CacheWrites
+from pytest_retrieval_bench.index.invariants import check_index
 from pytest_retrieval_bench.index.lazy_rows import LazyRows
 from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.index.postings import ChunkIndex, LabelValues, LexicalIndex, Postings
@@ -148,10 +150,12 @@ def decode(key: str, kind: str, data: bytes) -> Index:
 
 
 class IndexCache:
-    """Entries under `directory/<key[:2]>/<key>.idx.zst`, written atomically (temp file + rename)."""
+    """Entries under `directory/<key[:2]>/<key>.idx.zst`, written atomically (temp file + rename)
+    through `writes` (shared by the run's caches, so a full disk stops them all at once)."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, writes: CacheWrites | None = None):
         self.directory = directory
+        self.writes = writes if writes is not None else CacheWrites(directory)
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.idx.zst"
@@ -160,11 +164,17 @@ class IndexCache:
         key = cache_key(content_digest, kind)
         path = self._path(key)
         try:
-            return decode(key, kind, path.read_bytes())
+            index = decode(key, kind, path.read_bytes())
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError, orjson.JSONDecodeError):
             return None
+        try:
+            check_index(index)
+        except ValueError as error:
+            self.writes.warn_once(str(path), f"index cache entry {path} breaks its index's invariants ({error}): rebuilt")
+            return None
+        return index
 
     def store(self, content_digest: str, kind: str, index: Index) -> None:
         key = cache_key(content_digest, kind)
@@ -172,27 +182,5 @@ class IndexCache:
             data = encode(key, index)
         except (TypeError, ValueError):
             return  # the cache only saves time: an entry that cannot be made is rebuilt next run
-        write_entry(self._path(key), data)
+        self.writes.write(self._path(key), data)
 
-
-def write_entry(path: Path, data: bytes) -> None:
-    """Write a cache file atomically (temporary file, then rename), so a reader sees the old entry,
-    the new one or none; a failure is ignored: a cache only saves time, the entry is remade."""
-    temporary: str | None = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with leftovers.held_signals():  # a signal removes it until it is renamed
-            handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-            leftovers.track(temporary)
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            leftovers.pause_point("cache-entry", path, temporary)
-        os.replace(temporary, path)
-        leftovers.forget(temporary)
-        temporary = None
-    except OSError:
-        pass
-    finally:
-        if temporary is not None:
-            Path(temporary).unlink(missing_ok=True)
-            leftovers.forget(temporary)
