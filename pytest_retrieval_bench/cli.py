@@ -8,6 +8,7 @@ import re
 import signal
 import sys
 from pathlib import Path
+from typing import Callable
 
 from pytest_retrieval_bench import __version__, leftovers
 from pytest_retrieval_bench.arms.registry import CORVINT_ARMS, REFERENCE_ARMS
@@ -181,16 +182,23 @@ def _export(args: argparse.Namespace) -> int:
     """Exit 0 with the file written, 2 for a report that cannot be read or exported, or an output that would replace an input."""
     from pytest_retrieval_bench.report.export import export
 
+    return _writing(args.output, lambda: write_atomically(args.output, export(read_report(args.report), args.format, args.arm).encode("utf-8")),
+                    [("--output", args.output)], [("report", args.report)], [], f"{args.format} export of {args.report} written to {args.output}")
+
+
+def _writing(path: Path, write: Callable[[], object], outputs: list[tuple[str, Path]], inputs: list[tuple[str, Path]],
+             directories: list[tuple[str, Path]], done: str) -> int:
+    """Check the outputs against the inputs, write, and say so: 0, or 2 with the reason."""
     try:
-        check_outputs([("--output", args.output)], [("report", args.report)], [])
-        write_atomically(args.output, export(read_report(args.report), args.format, args.arm).encode("utf-8"))
+        check_outputs(outputs, inputs, directories)
+        write()
     except BenchError as error:
         print(f"retrieval-bench: error: {error}", file=sys.stderr)
         return 2
     except OSError as error:
-        print(f"retrieval-bench: error: cannot write {args.output}: {error.strerror or error}", file=sys.stderr)
+        print(f"retrieval-bench: error: cannot write {path}: {error.strerror or error}", file=sys.stderr)
         return 2
-    print(f"retrieval-bench: {args.format} export of {args.report} written to {args.output}")
+    print(f"retrieval-bench: {done}")
     return 0
 
 
@@ -232,16 +240,9 @@ def _run(args: argparse.Namespace) -> int:
         if args.html is not None:
             from pytest_retrieval_bench.history.page import write_history_page
 
-            try:
-                check_outputs([("--html", args.html)], [("saved run", run.path) for run in runs], [("--storage", args.storage)])
-                folder = write_history_page(runs, args.html, args.metric)
-            except BenchError as error:
-                print(f"retrieval-bench: error: {error}", file=sys.stderr)
-                return 2
-            except OSError as error:
-                print(f"retrieval-bench: error: cannot write {args.html}: {error.strerror or error}", file=sys.stderr)
-                return 2
-            print(f"retrieval-bench: history page written to {args.html} (each run's page in {folder})")
+            return _writing(args.html, lambda: write_history_page(runs, args.html, args.metric), [("--html", args.html)],
+                            [("saved run", run.path) for run in runs], [("--storage", args.storage)],
+                            f"history page written to {args.html} (each run's page in {args.html.stem}_runs/ beside it)")
         return 0
     return _summarize(args)
 

@@ -35,3 +35,26 @@ def without_provenance(data: bytes) -> bytes:
     report.pop("commit_info", None)
     report.pop("machine_info", None)
     return json.dumps(report, sort_keys=True).encode()
+
+
+SHIFTED_ARM = """
+from pytest_retrieval_bench.arms.lexical import BM25Arm
+
+SHIFT = {shift}
+
+
+class Mine:
+    \"\"\"The team's own arm: bm25 over the bench tokens, its first SHIFT answers moved last.\"\"\"
+
+    name = "mine"
+    uses_index = "lexical"
+
+    def retrieve(self, request):
+        ranking = list(BM25Arm("all").retrieve(request).ranking)
+        return ranking[SHIFT:] + ranking[:SHIFT]
+
+
+def pytest_retrieval_bench_arms(config):
+    return [Mine()]
+"""
+"""A conftest declaring the arm `mine`, a changed bm25 (`SHIFTED_ARM.format(shift=N)`; 0 is bm25 itself)."""

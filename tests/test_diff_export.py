@@ -12,30 +12,17 @@ from pathlib import Path
 
 import pytest
 
+from report_helpers import SHIFTED_ARM
+
 ROOT = Path(__file__).resolve().parent.parent
 RELEASE = ROOT / "testdata" / "release"
 SAMPLES = "release/benchmark/synthetic_v1/samples.jsonl"
 CORPUS = "release/corpus/synthetic_v1"
 
-ARMS = """
+ARMS = SHIFTED_ARM + """
+
 import pytest
 import pytest_retrieval_bench
-from pytest_retrieval_bench.arms.lexical import BM25Arm
-
-SHIFT = {shift}
-
-
-class Mine:
-    name = "mine"
-    uses_index = "lexical"
-
-    def retrieve(self, request):
-        ranking = list(BM25Arm("all").retrieve(request).ranking)
-        return ranking[SHIFT:] + ranking[:SHIFT]
-
-
-def pytest_retrieval_bench_arms(config):
-    return [Mine()]
 
 
 @pytest_retrieval_bench.arm("cut")

@@ -12,30 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from report_helpers import SHIFTED_ARM
+
 RELEASE = Path(__file__).resolve().parent.parent / "testdata" / "release"
 SAMPLES = "release/benchmark/synthetic_v1/samples.jsonl"
 CORPUS = "release/corpus/synthetic_v1"
 SAVED = re.compile(r"^(\d{4})_(nocommit|[0-9a-f]{7})_\d{8}_\d{6}_([A-Za-z0-9.-]+?)(_partial)?\.json$")
 USAGE_ERROR = 4
 
-MINE = """
-from pytest_retrieval_bench.arms.lexical import BM25Arm
-
-SHIFT = {shift}
-
-
-class Mine:
-    name = "mine"
-    uses_index = "lexical"
-
-    def retrieve(self, request):
-        ranking = list(BM25Arm("all").retrieve(request).ranking)
-        return ranking[SHIFT:] + ranking[:SHIFT]
-
-
-def pytest_retrieval_bench_arms(config):
-    return [Mine()]
-"""
+MINE = SHIFTED_ARM
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from pathlib import Path
 import orjson
 
 from pytest_retrieval_bench.index.cache_writes import CacheWrites
+from pytest_retrieval_bench.index.sealed import seal, unseal
 from pytest_retrieval_bench.samples.load import file_sha256
 
 #: a file whose modification or change time is this close to now is hashed every time
@@ -36,17 +37,12 @@ HEX = frozenset("0123456789abcdef")
 
 def encode(resolved: str, status: list[int], digest: str) -> bytes:
     body = orjson.dumps({"path": resolved, "status": status, "sha256": digest})
-    return MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+    return seal(MAGIC, body)
 
 
 def decode(resolved: str, data: bytes) -> tuple[list[int], str]:
     """(status, sha256) of a whole entry for `resolved`; ValueError for anything else."""
-    if not data.startswith(MAGIC):
-        raise ValueError("bad magic")
-    checksum, _, body = data[len(MAGIC):].partition(b"\n")
-    if hashlib.sha256(body).hexdigest().encode() != checksum:
-        raise ValueError("checksum mismatch")
-    fields = orjson.loads(body)
+    fields = orjson.loads(unseal(MAGIC, data))
     digest, status = fields["sha256"], fields["status"]
     if fields["path"] != resolved or type(digest) is not str or len(digest) != 64 or not HEX.issuperset(digest) \
             or type(status) is not list or len(status) != 5 or not all(type(value) is int for value in status):

@@ -29,6 +29,7 @@ import numpy as np
 import orjson
 
 from pytest_retrieval_bench import __version__
+from pytest_retrieval_bench.index.sealed import seal, unseal
 from pytest_retrieval_bench.corpus.file_digests import FileDigests
 from pytest_retrieval_bench.index.cache_writes import CacheWrites
 
@@ -64,17 +65,12 @@ def identity(path: Path) -> str | None:
 def encode(key: str, receipt: Receipt) -> bytes:
     body = orjson.dumps({"key": key, "sha256": receipt.sha256, "rows": receipt.rows, "file_rows": [list(row) for row in receipt.file_rows],
                          "paths": list(receipt.paths), "files_digest": receipt.files_digest, "content_digest": receipt.content_digest})
-    return MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+    return seal(MAGIC, body)
 
 
 def decode(key: str, data: bytes) -> Receipt:
     """Raises ValueError on anything unexpected, so a damaged receipt is never used."""
-    if not data.startswith(MAGIC):
-        raise ValueError("bad magic")
-    checksum, _, body = data[len(MAGIC):].partition(b"\n")
-    if hashlib.sha256(body).hexdigest().encode() != checksum:
-        raise ValueError("checksum mismatch")
-    fields = orjson.loads(body)
+    fields = orjson.loads(unseal(MAGIC, data))
     if fields.get("key") != key:
         raise ValueError("key mismatch")
     file_rows, paths = fields["file_rows"], fields["paths"]

@@ -29,6 +29,7 @@ from pytest_retrieval_bench.corpus.remove_tree import remove_tree
 from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.errors import InputError, SnapshotError
 from pytest_retrieval_bench.index.cache_writes import CacheWrites
+from pytest_retrieval_bench.index.sealed import seal, unseal
 from pytest_retrieval_bench.samples.reader import iter_release_members
 
 MANIFEST = ".manifest"
@@ -73,7 +74,7 @@ def _unpack(archive: Path, final: Path) -> None:
             files.append([name, status[2], digest.hexdigest(), status])
             leftovers.pause_point("unpack", final, staging)
         body = orjson.dumps({"files": files})
-        (staging / MANIFEST).write_bytes(MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+        (staging / MANIFEST).write_bytes(seal(MAGIC, body))
         (staging / ".complete").write_text("ok\n")
         try:
             os.rename(staging, final)
@@ -88,11 +89,7 @@ def _unpack(archive: Path, final: Path) -> None:
 
 
 def _recorded(final: Path) -> list[list[Any]]:
-    data = (final / MANIFEST).read_bytes()
-    checksum, _, body = data[len(MAGIC):].partition(b"\n")
-    if not data.startswith(MAGIC) or hashlib.sha256(body).hexdigest().encode() != checksum:
-        raise ValueError("damaged")
-    return list(orjson.loads(body)["files"])
+    return list(orjson.loads(unseal(MAGIC, (final / MANIFEST).read_bytes()))["files"])
 
 
 def difference(final: Path) -> str | None:
