@@ -116,20 +116,22 @@ def test_history_lists_runs_with_each_arms_change_and_series(bench: pytest.Pytes
     result = history(bench, "--metric", "mrr@k")
     assert result.returncode == 0, result.stderr
     lines = [line.split() for line in result.stdout.splitlines()]
-    by_run = {(line[0], line[6]): line for line in lines if line and line[0].isdigit()}
+    by_run = {(line[0], line[7]): line for line in lines if line and line[0].isdigit()}
     assert by_run[("0001", "mine")][-1] == "new" and by_run[("0003", "mine")][-1] == "new"  # another series starts anew
     second = by_run[("0002", "mine")]
     before = json.loads(next((bench.path / ".retrieval-bench").glob("0001_*_base.json")).read_text())
     after = json.loads(next((bench.path / ".retrieval-bench").glob("0002_*_shifted.json")).read_text())
     diffs = [a["arms"]["mine"]["metrics"]["mrr@k"] - b["arms"]["mine"]["metrics"]["mrr@k"]
              for a, b in zip(after["details"], before["details"]) if a["stratum"] == "positive" and "mine" in a["arms"]]
-    assert float(second[11]) == pytest.approx(sum(diffs) / len(diffs), abs=5e-4)
+    assert float(second[12]) == pytest.approx(sum(diffs) / len(diffs), abs=5e-4)
+    digest = before["registration"]["samples"][0]["sha256"]
+    assert second[6] == digest[:12] and by_run[("0003", "mine")][6] != digest[:12]  # each run names its samples
     assert by_run[("0001", "mine")][5] == "S1" and by_run[("0003", "mine")][5] == "S2"
     assert "2 series: runs over other samples or another limit are never paired with each other" in result.stdout
     default = [line.split() for line in history(bench).stdout.splitlines()]
-    hit_row = next(line for line in default if line[:1] == ["0002"] and line[6] == "mine")
+    hit_row = next(line for line in default if line[:1] == ["0002"] and line[7] == "mine")
     low, high = after["summary"]["all"]["mine"]["wilson95"]["hit@20"]
-    assert default[1][6] == "hit@20" and " ".join(hit_row[8:10]) == f"[{low:.3f}, {high:.3f}]"  # the run's own Wilson interval
+    assert default[1][7] == "hit@20" and " ".join(hit_row[9:11]) == f"[{low:.3f}, {high:.3f}]"  # the run's own Wilson interval
 
 
 @pytest.mark.parametrize("args, words", [(("--bench-compare", "--bench-baseline=x.json"), "give one"),

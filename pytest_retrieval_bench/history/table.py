@@ -16,7 +16,7 @@ from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.metrics import cutoffs
 from pytest_retrieval_bench.scoring.verdicts import verdict_of
 
-HEADERS = ["run", "date", "commit", "name", "series", "arm", "{metric}", "interval", "recall@10", "mrr@k", "change", "bootstrap 95%", "verdict"]
+HEADERS = ["run", "date", "commit", "name", "series", "samples", "arm", "{metric}", "interval", "recall@10", "mrr@k", "change", "bootstrap 95%", "verdict"]
 
 
 def default_metric(limit: int) -> str:
@@ -41,6 +41,7 @@ def history_rows(runs: list[SavedRun], metric: str | None = None) -> tuple[list[
         chosen = metric or default_metric(limit)
         key = (tuple(samples_digests(report)), limit)
         label = series.setdefault(key, f"S{len(series) + 1}")
+        samples = "+".join(digest[:12] for digest in key[0]) or "-"  # the samples files' sha256, shortened
         summary = report.get("summary", {}).get("all", {})
         date = f"{run.date[:4]}-{run.date[4:6]}-{run.date[6:8]} {run.date[9:11]}:{run.date[11:13]}"
         for arm in sorted(summary):
@@ -54,7 +55,7 @@ def history_rows(runs: list[SavedRun], metric: str | None = None) -> tuple[list[
                 if diffs:  # the bootstrap alone: a history needs no t-test
                     paired = stats.bootstrap_interval(diffs, f"history|{label}|{arm}|{chosen}")
                     change, bootstrap, verdict = signed(stats.mean(diffs)), interval(paired, sign=True), verdict_of(paired, len(diffs))
-            rows.append([f"{run.counter:04d}", date, run.commit, run.name + (" (partial)" if run.partial else ""), label, arm,
+            rows.append([f"{run.counter:04d}", date, run.commit, run.name + (" (partial)" if run.partial else ""), label, samples, arm,
                          number(metrics.get(chosen)), interval(bounds), number(metrics.get("recall@10")), number(metrics.get("mrr@k")),
                          change, bootstrap, verdict])
             previous[(label, arm)] = report
