@@ -103,6 +103,25 @@ def test_the_trec_export_and_qrels_give_the_reports_metrics_back_through_ranx(re
         assert run.scores["mrr@20"][sample_id] == pytest.approx(metrics["mrr@k"], abs=1e-6), sample_id
 
 
+REAL_REPORT = ROOT / "tests" / "fixtures" / "arb_real" / "report_gin_clap.json"
+
+
+@pytest.mark.parametrize("arm", ["bm25:all", "mine"])
+def test_the_export_of_a_real_arb_report_gives_its_metrics_back_through_ranx(tmp_path: Path, arm: str) -> None:
+    ranx = pytest.importorskip("ranx")
+    assert _cli("export", str(REAL_REPORT), "--format", "trec", "--arm", arm, "-o", "run.trec", cwd=tmp_path).returncode == 0
+    assert _cli("export", str(REAL_REPORT), "--format", "qrels", "-o", "qrels.trec", cwd=tmp_path).returncode == 0
+    qrels = ranx.Qrels.from_file(str(tmp_path / "qrels.trec"), kind="trec")
+    run = ranx.Run.from_file(str(tmp_path / "run.trec"), kind="trec")
+    ranx.evaluate(qrels, run, ["recall@10", "recall@5", "hit_rate@10", "mrr@20"], make_comparable=True)
+    records = _records(json.loads(REAL_REPORT.read_text()), arm)
+    assert len(records) == 7
+    for sample_id, record in records.items():
+        metrics = record["metrics"]
+        for ours, theirs in (("recall@10", "recall@10"), ("recall@5", "recall@5"), ("hit@10", "hit_rate@10"), ("mrr@k", "mrr@20")):
+            assert run.scores[theirs][sample_id] == pytest.approx(metrics[ours], abs=1e-6), (sample_id, ours)
+
+
 def test_csv_and_jsonl_have_one_row_per_sample_and_arm(reports: Path) -> None:
     report = json.loads((reports / "after.json").read_text())
     expected = {(entry["id"], arm) for entry in report["details"] for arm in entry["arms"]}
