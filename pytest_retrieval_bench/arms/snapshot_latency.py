@@ -123,7 +123,8 @@ class MatchedLatency:
 
     def prepare(self, snapshot: Any) -> None:
         """Index the copy once (untimed) and keep the store it built outside the copy."""
-        from pytest_retrieval_bench.arms.command import problem_of, run_program, substitute  # command imports this module
+        from pytest_retrieval_bench.arms.command import problem_of, substitute  # command imports this module
+        from pytest_retrieval_bench.arms.program_call import run_program
 
         old = self._stashes.pop(snapshot.key, None)
         if old is not None:
