@@ -35,7 +35,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from pytest_retrieval_bench.corpus.remove_tree import remove_tree
 
@@ -113,12 +113,14 @@ def child_done(process: subprocess.Popen[Any]) -> None:
     _children.pop(process.pid, None)
 
 
-def run_child(argv: Sequence[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
-    """`subprocess.run(argv, capture_output=True)` with the child registered while it runs."""
-    process = start_child(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def run_child(argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path | str | None = None,
+              input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """`subprocess.run(argv, capture_output=True, input=input)` with the child registered while it runs."""
+    process = start_child(argv, env=env, cwd=cwd, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         try:
-            stdout, stderr = process.communicate()
+            stdout, stderr = process.communicate(input)
         except BaseException:  # Ctrl-C: the child ends before anything is removed
             process.kill()
             process.wait()

@@ -87,19 +87,9 @@ def git_command(repo: Path, *args: str, input: bytes | None = None, extra_env: M
     if config is not None:
         restore_git_config(repo, config)
     trusted = ("-c", f"safe.directory={Path(repo).resolve()}")  # named by the user, whoever owns it
-    process = leftovers.start_child(["git", *GIT_OVERRIDES, *trusted, "-C", str(repo), *args],
-                                    stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, cwd=neutral_directory(), env=git_environment(extra_env))
-    try:  # registered while it runs: a SIGTERM ends it before the directory it works in is removed
-        try:
-            stdout, stderr = process.communicate(input)
-        except BaseException:  # Ctrl-C: the child ends before anything is removed
-            process.kill()
-            process.wait()
-            raise
-    finally:
-        leftovers.child_done(process)
-    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+    # registered while it runs: a SIGTERM ends it before the directory it works in is removed
+    return leftovers.run_child(["git", *GIT_OVERRIDES, *trusted, "-C", str(repo), *args], env=git_environment(extra_env),
+                               cwd=neutral_directory(), input=input)
 
 
 def guard_repository(repo: Path) -> None:
