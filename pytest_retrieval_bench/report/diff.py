@@ -15,6 +15,7 @@ from typing import Any, Sequence
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import PAIRED_METRICS, groups_of, paired_comparison
 from pytest_retrieval_bench.report.gate import compare
+from pytest_retrieval_bench.report.merge import is_named
 from pytest_retrieval_bench.scoring.exact import exact_metrics
 
 
@@ -28,7 +29,7 @@ def select_arms(wanted: Sequence[str], held: Sequence[str]) -> list[str]:
         return list(held)
     chosen: list[str] = []
     for name in wanted:
-        matches = [arm for arm in held if arm == name or arm.startswith(f"{name}[")]
+        matches = [arm for arm in held if is_named(arm, [name])]
         if not matches:
             raise BenchError(f"--arm {name!r}: neither report holds it (both hold: {', '.join(held) or 'none'})")
         chosen += [arm for arm in matches if arm not in chosen]

@@ -21,6 +21,7 @@ from typing import Any, Iterator, Sequence
 import orjson
 
 from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.report.merge import is_named
 
 FORMATS = ("trec", "qrels", "csv", "jsonl")
 ROW_FIELDS = ("sample_id", "arm", "repo", "task_type", "stratum", "rank_of_first_gold", "abstained", "error", "selective_success")
@@ -30,7 +31,7 @@ def _records(report: dict[str, Any], arms: Sequence[str]) -> Iterator[tuple[dict
     """(entry, arm, record) in the report's order: samples by id, arms sorted; only `arms` when given."""
     for entry in report.get("details", []):
         for arm in sorted(entry.get("arms", {})):
-            if not arms or arm in arms or any(arm.startswith(f"{name}[") for name in arms):
+            if not arms or is_named(arm, arms):
                 yield entry, arm, entry["arms"][arm]
 
 
@@ -90,7 +91,7 @@ def to_jsonl(rows: list[dict[str, Any]]) -> str:
 def export(report: dict[str, Any], form: str, arms: Sequence[str] = ()) -> str:
     """The report in `form` (one of FORMATS); BenchError for an arm no record has or a bad field."""
     held = {arm for entry in report.get("details", []) for arm in entry.get("arms", {})}
-    unknown = [name for name in arms if name not in held and not any(arm.startswith(f"{name}[") for arm in held)]
+    unknown = [name for name in arms if not any(is_named(arm, [name]) for arm in held)]
     if unknown:
         raise BenchError(f"--arm {', '.join(unknown)}: the report holds no such arm (it holds: {', '.join(sorted(held)) or 'none'})")
     if form == "trec":
