@@ -232,15 +232,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "export":
         return _export(args)
     if args.command == "history":
-        from pytest_retrieval_bench.history.store import saved_runs
+        from pytest_retrieval_bench.history.store import load_saved, saved_runs
         from pytest_retrieval_bench.history.table import history_lines
 
         runs = saved_runs(args.storage)
-        print("\n".join(history_lines(runs, str(args.storage), args.metric)))
+        loaded, unreadable = load_saved(runs)  # once, for the table and the page
+        print("\n".join(history_lines(loaded, unreadable, str(args.storage), args.metric)))
         if args.html is not None:
             from pytest_retrieval_bench.history.page import write_history_page
 
-            return _writing(args.html, lambda: write_history_page(runs, args.html, args.metric), [("--html", args.html)],
+            return _writing(args.html, lambda: write_history_page(loaded, args.html, args.metric), [("--html", args.html)],
                             [("saved run", run.path) for run in runs], [("--storage", args.storage)],
                             f"history page written to {args.html} (each run's page in {args.html.stem}_runs/ beside it)")
         return 0

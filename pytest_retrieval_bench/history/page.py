@@ -14,13 +14,12 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from pytest_retrieval_bench.history.store import SavedRun
+from pytest_retrieval_bench.history.store import Loaded, series_labels
 from pytest_retrieval_bench.history.table import default_metric
-from pytest_retrieval_bench.report.build import samples_digests, write_atomically
+from pytest_retrieval_bench.report.build import write_atomically
 from pytest_retrieval_bench.report.gate import compare
 from pytest_retrieval_bench.report.html import CSP, render_html
+from pytest_retrieval_bench.report.svg import coordinate
 
 WIDTH, HEIGHT, LEFT, TOP, BOTTOM = 720.0, 240.0, 48.0, 16.0, 40.0
 COLOURS = ("#1f5fa8", "#b2412c", "#2c8a4b", "#7a4fa3", "#b8860b", "#4a7f8c", "#a3476f", "#555555")
@@ -29,29 +28,7 @@ STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}table{
 .band{opacity:.15}svg{display:block;margin:8px 0 18px}"""
 
 
-def _f(value: float) -> str:
-    text = f"{value:.1f}"
-    return "0.0" if text == "-0.0" else text
-
-
-def _load(runs: list[SavedRun]) -> list[tuple[SavedRun, dict[str, Any]]]:
-    loaded = []
-    for run in runs:
-        try:
-            loaded.append((run, orjson.loads(run.path.read_bytes())))
-        except (OSError, orjson.JSONDecodeError):
-            continue
-    return loaded
-
-
-def _series(loaded: list[tuple[SavedRun, dict[str, Any]]]) -> dict[int, str]:
-    """Each run's series: runs over the same samples and limit share one (S1, S2, ...)."""
-    labels: dict[tuple[Any, ...], str] = {}
-    return {run.counter: labels.setdefault((tuple(samples_digests(report)), report.get("registration", {}).get("limit")),
-                                           f"S{len(labels) + 1}") for run, report in loaded}
-
-
-def trend_plot(loaded: list[tuple[SavedRun, dict[str, Any]]], series: dict[int, str], metric: str) -> str:
+def trend_plot(loaded: Loaded, series: dict[int, str], metric: str) -> str:
     """One SVG: a polyline per (arm, series) through the runs that hold it, a band for its interval."""
     x_step = (WIDTH - LEFT - 40) / max(len(loaded) - 1, 1)
     x_of = {run.counter: LEFT + index * x_step for index, (run, _) in enumerate(loaded)}
@@ -62,33 +39,33 @@ def trend_plot(loaded: list[tuple[SavedRun, dict[str, Any]]], series: dict[int, 
             value = (row.get("metrics") or {}).get(metric)
             if isinstance(value, (int, float)):
                 lines.setdefault(f"{arm} ({series[run.counter]})", []).append((x_of[run.counter], float(value), row.get("wilson95", {}).get(metric)))
-    parts = [f'<svg width="{_f(WIDTH)}" height="{_f(HEIGHT)}" viewBox="0 0 {_f(WIDTH)} {_f(HEIGHT)}" role="img" aria-label="{escape(metric)} over runs">'
+    parts = [f'<svg width="{coordinate(WIDTH)}" height="{coordinate(HEIGHT)}" viewBox="0 0 {coordinate(WIDTH)} {coordinate(HEIGHT)}" role="img" aria-label="{escape(metric)} over runs">'
              f"<title>{escape(metric)} over runs</title>"]
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        parts.append(f'<line class="grid" x1="{_f(LEFT)}" y1="{_f(y_of(tick))}" x2="{_f(WIDTH - 8)}" y2="{_f(y_of(tick))}"/>'
-                     f'<text class="tick" x="{_f(LEFT - 6)}" y="{_f(y_of(tick) + 4)}" text-anchor="end">{tick:g}</text>')
+        parts.append(f'<line class="grid" x1="{coordinate(LEFT)}" y1="{coordinate(y_of(tick))}" x2="{coordinate(WIDTH - 8)}" y2="{coordinate(y_of(tick))}"/>'
+                     f'<text class="tick" x="{coordinate(LEFT - 6)}" y="{coordinate(y_of(tick) + 4)}" text-anchor="end">{tick:g}</text>')
     for run, _ in loaded:
-        parts.append(f'<text class="tick" x="{_f(x_of[run.counter])}" y="{_f(HEIGHT - BOTTOM + 16)}" text-anchor="middle">'
-                     f"{run.counter:04d}</text><text class=\"tick\" x=\"{_f(x_of[run.counter])}\" y=\"{_f(HEIGHT - BOTTOM + 30)}\" "
+        parts.append(f'<text class="tick" x="{coordinate(x_of[run.counter])}" y="{coordinate(HEIGHT - BOTTOM + 16)}" text-anchor="middle">'
+                     f"{run.counter:04d}</text><text class=\"tick\" x=\"{coordinate(x_of[run.counter])}\" y=\"{coordinate(HEIGHT - BOTTOM + 30)}\" "
                      f'text-anchor="middle">{escape(run.commit)}</text>')
     legend = []
     for number, (name, points) in enumerate(sorted(lines.items())):
         colour = COLOURS[number % len(COLOURS)]
         bands = [(x, bounds) for x, _, bounds in points if bounds]
         if len(bands) == len(points) and len(points) > 1:
-            upper = " ".join(f"{_f(x)},{_f(y_of(bounds[1]))}" for x, bounds in bands)
-            lower = " ".join(f"{_f(x)},{_f(y_of(bounds[0]))}" for x, bounds in reversed(bands))
+            upper = " ".join(f"{coordinate(x)},{coordinate(y_of(bounds[1]))}" for x, bounds in bands)
+            lower = " ".join(f"{coordinate(x)},{coordinate(y_of(bounds[0]))}" for x, bounds in reversed(bands))
             parts.append(f'<polygon class="band" fill="{colour}" points="{upper} {lower}"/>')
-        path = " ".join(f"{_f(x)},{_f(y_of(value))}" for x, value, _ in points)
+        path = " ".join(f"{coordinate(x)},{coordinate(y_of(value))}" for x, value, _ in points)
         parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"><title>{escape(name)}</title></polyline>')
-        parts += [f'<circle cx="{_f(x)}" cy="{_f(y_of(value))}" r="3" fill="{colour}"><title>{escape(name)}: {value:.3f}</title></circle>'
+        parts += [f'<circle cx="{coordinate(x)}" cy="{coordinate(y_of(value))}" r="3" fill="{colour}"><title>{escape(name)}: {value:.3f}</title></circle>'
                   for x, value, _ in points]
         legend.append(f'<span style="color:{colour}">&#9632; {escape(name)}</span>')
-    parts.append(f'<line class="ax" x1="{_f(LEFT)}" y1="{_f(y_of(0.0))}" x2="{_f(WIDTH - 8)}" y2="{_f(y_of(0.0))}"/></svg>')
+    parts.append(f'<line class="ax" x1="{coordinate(LEFT)}" y1="{coordinate(y_of(0.0))}" x2="{coordinate(WIDTH - 8)}" y2="{coordinate(y_of(0.0))}"/></svg>')
     return f'<h2>{escape(metric)}</h2><div class="legend">{"".join(legend)}</div>{"".join(parts)}'
 
 
-def _changed(loaded: list[tuple[SavedRun, dict[str, Any]]], series: dict[int, str]) -> dict[int, dict[str, int]]:
+def _changed(loaded: Loaded, series: dict[int, str]) -> dict[int, dict[str, int]]:
     """Per run and arm: samples whose outcome changed against the previous run of the arm in its series."""
     previous: dict[tuple[str, str], dict[str, Any]] = {}
     changed: dict[int, dict[str, int]] = {}
@@ -104,10 +81,9 @@ def _changed(loaded: list[tuple[SavedRun, dict[str, Any]]], series: dict[int, st
     return changed
 
 
-def render_history(runs: list[SavedRun], metric: str | None, run_pages: str) -> tuple[str, dict[str, str]]:
+def render_history(loaded: Loaded, metric: str | None, run_pages: str) -> tuple[str, dict[str, str]]:
     """The page and each run's own page (file name under `run_pages` -> HTML)."""
-    loaded = _load(runs)
-    series = _series(loaded)
+    series = series_labels(loaded)
     limit = loaded[-1][1].get("registration", {}).get("limit") if loaded else 20
     chosen = metric or default_metric(limit or 20)
     plots = "".join(trend_plot(loaded, series, name) for name in dict.fromkeys([chosen, "recall@10", "mrr@k"]))
@@ -133,10 +109,10 @@ def render_history(runs: list[SavedRun], metric: str | None, run_pages: str) -> 
     return html, pages
 
 
-def write_history_page(runs: list[SavedRun], page: Path, metric: str | None = None) -> Path:
+def write_history_page(loaded: Loaded, page: Path, metric: str | None = None) -> Path:
     """Write the page and, in `PAGE_runs/`, each run's own page; returns that folder."""
     folder = page.with_name(f"{page.stem}_runs")
-    html, pages = render_history(runs, metric, folder.name)
+    html, pages = render_history(loaded, metric, folder.name)
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in pages.items():
         write_atomically(folder / name, text.encode("utf-8"))

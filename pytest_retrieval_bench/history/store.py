@@ -109,3 +109,25 @@ def find_compared(storage: Path, choice: str, digests: Sequence[str], limit: int
     if why is not None:
         raise BenchError(f"--bench-compare {choice!r}: {chosen[-1].path.name} is {why}, so it cannot be paired with this run")
     return chosen[-1], []
+
+
+Loaded = list[tuple[SavedRun, dict[str, Any]]]
+
+
+def load_saved(runs: list[SavedRun]) -> tuple[Loaded, list[str]]:
+    """Each saved run with its report, read once for every view of the history; notes name the unreadable."""
+    loaded: Loaded = []
+    notes: list[str] = []
+    for run in runs:
+        try:
+            loaded.append((run, orjson.loads(run.path.read_bytes())))
+        except (OSError, orjson.JSONDecodeError) as error:
+            notes.append(f"{run.path.name}: unreadable ({error})")
+    return loaded, notes
+
+
+def series_labels(loaded: Loaded) -> dict[int, str]:
+    """Each run's series (by counter): runs over the same samples files and limit share one, S1, S2, ..."""
+    labels: dict[tuple[Any, ...], str] = {}
+    return {run.counter: labels.setdefault((tuple(samples_digests(report)), report.get("registration", {}).get("limit") or 20),
+                                           f"S{len(labels) + 1}") for run, report in loaded}

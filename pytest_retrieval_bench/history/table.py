@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
-from pytest_retrieval_bench.history.store import SavedRun
+from pytest_retrieval_bench.history.store import Loaded, series_labels
 from pytest_retrieval_bench.report.build import paired_differences, samples_digests
 from pytest_retrieval_bench.report.diff import positive_rows
 from pytest_retrieval_bench.report.tables import fixed_width, interval, number, signed
@@ -24,24 +22,16 @@ def default_metric(limit: int) -> str:
     return f"hit@{ks[-1]}" if ks else "mrr@k"
 
 
-def history_rows(runs: list[SavedRun], metric: str | None = None) -> tuple[list[str], list[list[str]], list[str]]:
-    """(headers, rows, notes): a row per saved run and arm; notes name runs that could not be read."""
-    series: dict[tuple[tuple[str, ...], Any], str] = {}
-    previous: dict[tuple[str, str], dict[str, Any]] = {}
+def history_rows(loaded: Loaded, metric: str | None = None) -> tuple[list[str], list[list[str]], list[str]]:
+    """(headers, rows, notes): a row per saved run and arm; a note when the runs form several series."""
+    series = series_labels(loaded)
+    previous: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}  # (series, arm) -> the arm's rows in its last run
     rows: list[list[str]] = []
-    notes: list[str] = []
     chosen = metric
-    for run in runs:
-        try:
-            report = orjson.loads(run.path.read_bytes())
-        except (OSError, orjson.JSONDecodeError) as error:
-            notes.append(f"{run.path.name}: unreadable ({error})")
-            continue
-        limit = report.get("registration", {}).get("limit") or 20
-        chosen = metric or default_metric(limit)
-        key = (tuple(samples_digests(report)), limit)
-        label = series.setdefault(key, f"S{len(series) + 1}")
-        samples = "+".join(digest[:12] for digest in key[0]) or "-"  # the samples files' sha256, shortened
+    for run, report in loaded:
+        chosen = metric or default_metric(report.get("registration", {}).get("limit") or 20)
+        label = series[run.counter]
+        samples = "+".join(digest[:12] for digest in samples_digests(report)) or "-"  # the samples files' sha256, shortened
         summary = report.get("summary", {}).get("all", {})
         date = f"{run.date[:4]}-{run.date[4:6]}-{run.date[6:8]} {run.date[9:11]}:{run.date[11:13]}"
         for arm in sorted(summary):
@@ -49,25 +39,27 @@ def history_rows(runs: list[SavedRun], metric: str | None = None) -> tuple[list[
             metrics = row.get("metrics", {})
             bounds = row.get("wilson95", {}).get(chosen)
             change, bootstrap, verdict = "-", "-", "new" if (label, arm) not in previous else "-"
+            current = positive_rows(report, arm, "all")  # once per run and arm: the next run pairs with these
             before = previous.get((label, arm))
             if before is not None:
-                _, diffs = paired_differences(positive_rows(report, arm, "all"), positive_rows(before, arm, "all"), chosen)
+                _, diffs = paired_differences(current, before, chosen)
                 if diffs:  # the bootstrap alone: a history needs no t-test
                     paired = stats.bootstrap_interval(diffs, f"history|{label}|{arm}|{chosen}")
                     change, bootstrap, verdict = signed(stats.mean(diffs)), interval(paired, sign=True), verdict_of(paired, len(diffs))
             rows.append([f"{run.counter:04d}", date, run.commit, run.name + (" (partial)" if run.partial else ""), label, samples, arm,
                          number(metrics.get(chosen)), interval(bounds), number(metrics.get("recall@10")), number(metrics.get("mrr@k")),
                          change, bootstrap, verdict])
-            previous[(label, arm)] = report
-    if len(series) > 1:
-        notes.append(f"{len(series)} series: runs over other samples or another limit are never paired with each other")
+            previous[(label, arm)] = current
+    notes = []
+    if len(set(series.values())) > 1:
+        notes.append(f"{len(set(series.values()))} series: runs over other samples or another limit are never paired with each other")
     return [header.replace("{metric}", chosen or "metric") for header in HEADERS], rows, notes
 
 
-def history_lines(runs: list[SavedRun], storage: str, metric: str | None = None) -> list[str]:
-    if not runs:
+def history_lines(loaded: Loaded, unreadable: list[str], storage: str, metric: str | None = None) -> list[str]:
+    if not loaded and not unreadable:
         return [f"retrieval-bench history: no saved run in {storage} (save one with --bench-save NAME or --bench-autosave)"]
-    headers, rows, notes = history_rows(runs, metric)
-    lines = [f"retrieval-bench history: {len(runs)} saved run(s) in {storage}; change: paired difference against the previous run "
-             "of the same arm and series, over the positive samples both scored"]
-    return lines + fixed_width((headers, rows)) + notes
+    headers, rows, notes = history_rows(loaded, metric)
+    lines = [f"retrieval-bench history: {len(loaded) + len(unreadable)} saved run(s) in {storage}; change: paired difference against "
+             "the previous run of the same arm and series, over the positive samples both scored"]
+    return lines + fixed_width((headers, rows)) + unreadable + notes

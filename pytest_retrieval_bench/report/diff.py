@@ -37,17 +37,18 @@ def select_arms(wanted: Sequence[str], held: Sequence[str]) -> list[str]:
 
 
 def positive_rows(report: dict[str, Any], arm: str, group: str) -> dict[str, dict[str, Any]]:
-    """The arm's records of the samples in the group (positive or not, marked), with their exact values
-    recomputed from the records, as `paired_comparison` reads them."""
+    """The arm's records of the samples in the group (positive or not, marked), the positives with their
+    exact values recomputed from the records, as `paired_comparison` reads them."""
     rows = {}
     limit = report.get("registration", {}).get("limit") or 20
     for entry in report.get("details", []):
         record = entry.get("arms", {}).get(arm)
         if record is None or "task_type" not in entry or group not in groups_of(entry, with_folds=True):
             continue
-        labels = {key: value for key, value in entry.items() if key != "arms"}
-        rows[entry["id"]] = {"_positive": entry.get("stratum") == "positive", "metrics": record.get("metrics") or {},
-                             "_labels": {"repo": entry.get("repo")}, "_exact": exact_metrics(record, labels, limit)}
+        positive = entry.get("stratum") == "positive"
+        rows[entry["id"]] = {"_positive": positive, "metrics": record.get("metrics") or {}, "_labels": {"repo": entry.get("repo")}}
+        if positive:  # only positives are paired (`paired_differences`)
+            rows[entry["id"]]["_exact"] = exact_metrics(record, {key: value for key, value in entry.items() if key != "arms"}, limit)
     return rows
 
 

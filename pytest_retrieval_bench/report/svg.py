@@ -37,7 +37,7 @@ class Panel:
     rows: Sequence[Interval]
 
 
-def _f(value: float) -> str:
+def coordinate(value: float) -> str:
     """Coordinates with one decimal, so the bytes never depend on float noise."""
     text = f"{value:.1f}"
     return "0.0" if text == "-0.0" else text
@@ -83,34 +83,34 @@ def _label_width(labels: Sequence[str]) -> float:
 
 
 def _svg_open(width: float, height: float, caption: str) -> str:
-    return (f'<svg class="plot" width="{_f(width)}" height="{_f(height)}" '
-            f'viewBox="0 0 {_f(width)} {_f(height)}" role="img" aria-label="{escape(caption)}"><title>{escape(caption)}</title>')
+    return (f'<svg class="plot" width="{coordinate(width)}" height="{coordinate(height)}" '
+            f'viewBox="0 0 {coordinate(width)} {coordinate(height)}" role="img" aria-label="{escape(caption)}"><title>{escape(caption)}</title>')
 
 
 def _x_axis(x0: float, width: float, y: float, domain: tuple[float, float], top: float) -> list[str]:
     """Tick marks, labels and faint grid lines for one panel."""
     low, high = domain
-    parts = [f'<line class="ax" x1="{_f(x0)}" y1="{_f(y)}" x2="{_f(x0 + width)}" y2="{_f(y)}"/>']
+    parts = [f'<line class="ax" x1="{coordinate(x0)}" y1="{coordinate(y)}" x2="{coordinate(x0 + width)}" y2="{coordinate(y)}"/>']
     for tick in nice_ticks(low, high):
         x = x0 + (tick - low) / (high - low) * width
-        parts.append(f'<line class="grid" x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(y)}"/>')
-        parts.append(f'<text class="tick" x="{_f(x)}" y="{_f(y + 14)}" text-anchor="middle">{_tick_text(tick)}</text>')
+        parts.append(f'<line class="grid" x1="{coordinate(x)}" y1="{coordinate(top)}" x2="{coordinate(x)}" y2="{coordinate(y)}"/>')
+        parts.append(f'<text class="tick" x="{coordinate(x)}" y="{coordinate(y + 14)}" text-anchor="middle">{_tick_text(tick)}</text>')
     return parts
 
 
 def _interval_marks(item: Interval, x_of: Callable[[float], float], y: float, x_mid: float) -> str:
     """Error bar with caps and the point; a dash when there is no value."""
     if item.value is None:
-        return f'<text class="none" x="{_f(x_mid)}" y="{_f(y + 4)}" text-anchor="middle">–</text>'
+        return f'<text class="none" x="{coordinate(x_mid)}" y="{coordinate(y + 4)}" text-anchor="middle">–</text>'
     parts = [f'<g class="mark {escape(item.css)}">']
     if item.tooltip:
         parts.append(f"<title>{escape(item.tooltip)}</title>")
     if item.low is not None and item.high is not None:
         x1, x2 = x_of(item.low), x_of(item.high)
-        parts.append(f'<line class="bar" x1="{_f(x1)}" y1="{_f(y)}" x2="{_f(x2)}" y2="{_f(y)}"/>')
+        parts.append(f'<line class="bar" x1="{coordinate(x1)}" y1="{coordinate(y)}" x2="{coordinate(x2)}" y2="{coordinate(y)}"/>')
         for x in (x1, x2):
-            parts.append(f'<line class="cap" x1="{_f(x)}" y1="{_f(y - 4)}" x2="{_f(x)}" y2="{_f(y + 4)}"/>')
-    parts.append(f'<circle class="pt" cx="{_f(x_of(item.value))}" cy="{_f(y)}" r="3.6"/></g>')
+            parts.append(f'<line class="cap" x1="{coordinate(x)}" y1="{coordinate(y - 4)}" x2="{coordinate(x)}" y2="{coordinate(y + 4)}"/>')
+    parts.append(f'<circle class="pt" cx="{coordinate(x_of(item.value))}" cy="{coordinate(y)}" r="3.6"/></g>')
     return "".join(parts)
 
 
@@ -135,15 +135,15 @@ def interval_panels(labels: Sequence[str], panels: Sequence[Panel], *, domain: t
     for row, label in enumerate(labels):
         y = PANEL_TOP + ROW_HEIGHT * row + ROW_HEIGHT / 2
         if row % 2:
-            parts.append(f'<rect class="stripe" x="0" y="{_f(y - ROW_HEIGHT / 2)}" width="{_f(width)}" height="{ROW_HEIGHT}"/>')
-        parts.append(f'<text class="label" x="{_f(label_width - 8)}" y="{_f(y + 4)}" text-anchor="end">{escape(_clip(label))}</text>')
+            parts.append(f'<rect class="stripe" x="0" y="{coordinate(y - ROW_HEIGHT / 2)}" width="{coordinate(width)}" height="{ROW_HEIGHT}"/>')
+        parts.append(f'<text class="label" x="{coordinate(label_width - 8)}" y="{coordinate(y + 4)}" text-anchor="end">{escape(_clip(label))}</text>')
     for index, panel in enumerate(panels):
         x0 = label_width + index * (panel_width + gap)
         x_of = x_at(x0)
-        parts.append(f'<text class="ptitle" x="{_f(x0 + panel_width / 2)}" y="16" text-anchor="middle">{escape(panel.title)}</text>')
+        parts.append(f'<text class="ptitle" x="{coordinate(x0 + panel_width / 2)}" y="16" text-anchor="middle">{escape(panel.title)}</text>')
         parts.extend(_x_axis(x0, panel_width, axis_y, domain, PANEL_TOP))
         if zero is not None and low <= zero <= high:
-            parts.append(f'<line class="zero" x1="{_f(x_of(zero))}" y1="{_f(PANEL_TOP - 4)}" x2="{_f(x_of(zero))}" y2="{_f(axis_y)}"/>')
+            parts.append(f'<line class="zero" x1="{coordinate(x_of(zero))}" y1="{coordinate(PANEL_TOP - 4)}" x2="{coordinate(x_of(zero))}" y2="{coordinate(axis_y)}"/>')
         for row, item in enumerate(panel.rows):
             y = PANEL_TOP + ROW_HEIGHT * row + ROW_HEIGHT / 2
             parts.append(_interval_marks(item, x_of, y, x0 + panel_width / 2))
@@ -166,20 +166,20 @@ def histogram(bins: Sequence[tuple[str, int]], *, y_max: int, caption: str, titl
     base = top + plot_height
     parts = [_svg_open(width, height, caption)]
     if title:
-        parts.append(f'<text class="ptitle" x="{_f(width / 2)}" y="13" text-anchor="middle">{escape(_clip(title, 44))}</text>')
-    parts.append(f'<line class="ax" x1="{_f(left)}" y1="{_f(base)}" x2="{_f(width - left)}" y2="{_f(base)}"/>')
+        parts.append(f'<text class="ptitle" x="{coordinate(width / 2)}" y="13" text-anchor="middle">{escape(_clip(title, 44))}</text>')
+    parts.append(f'<line class="ax" x1="{coordinate(left)}" y1="{coordinate(base)}" x2="{coordinate(width - left)}" y2="{coordinate(base)}"/>')
     x = left
     for label, count in bins:
         if label in highlight:
             x += gap
         bar = 0.0 if y_max <= 0 else plot_height * count / y_max
         css = "hbar miss" if label in highlight else "hbar"
-        parts.append(f'<rect class="{css}" x="{_f(x + 1)}" y="{_f(base - bar)}" width="{_f(bar_width - 2)}" height="{_f(bar)}">'
+        parts.append(f'<rect class="{css}" x="{coordinate(x + 1)}" y="{coordinate(base - bar)}" width="{coordinate(bar_width - 2)}" height="{coordinate(bar)}">'
                      f"<title>{escape(label)}: {count}</title></rect>")
         if count:
-            parts.append(f'<text class="count" x="{_f(x + bar_width / 2)}" y="{_f(base - bar - 3)}" text-anchor="middle">{count}</text>')
+            parts.append(f'<text class="count" x="{coordinate(x + bar_width / 2)}" y="{coordinate(base - bar - 3)}" text-anchor="middle">{count}</text>')
         if shown_labels is None or label in shown_labels:
-            parts.append(f'<text class="tick" x="{_f(x + bar_width / 2)}" y="{_f(base + 13)}" text-anchor="middle">{escape(label)}</text>')
+            parts.append(f'<text class="tick" x="{coordinate(x + bar_width / 2)}" y="{coordinate(base + 13)}" text-anchor="middle">{escape(label)}</text>')
         x += bar_width
     parts.append("</svg>")
     return "".join(parts)
@@ -212,17 +212,17 @@ def latency_ranges(rows: Sequence[LatencyRow], *, caption: str, plot_width: floa
     parts = [_svg_open(width, height, caption)]
     for index, row in enumerate(rows):
         y = 10 + ROW_HEIGHT * index + ROW_HEIGHT / 2
-        parts.append(f'<text class="label" x="{_f(label_width - 8)}" y="{_f(y + 4)}" text-anchor="end">{escape(_clip(row.label))}</text>')
+        parts.append(f'<text class="label" x="{coordinate(label_width - 8)}" y="{coordinate(y + 4)}" text-anchor="end">{escape(_clip(row.label))}</text>')
         if row.p50 is None or row.p95 is None or row.maximum is None:
-            parts.append(f'<text class="notrun" x="{_f(label_width + 4)}" y="{_f(y + 4)}">{escape(row.note or "NOT_RUN")}</text>')
+            parts.append(f'<text class="notrun" x="{coordinate(label_width + 4)}" y="{coordinate(y + 4)}">{escape(row.note or "NOT_RUN")}</text>')
             continue
         tip = f"{row.label}: p50 {row.p50:.3f} ms, p95 {row.p95:.3f} ms, max {row.maximum:.3f} ms"
         xm = x_of(row.maximum)
         parts.append(f'<g class="mark"><title>{escape(tip)}</title>'
-                     f'<line class="lat" x1="{_f(x_of(row.p50))}" y1="{_f(y)}" x2="{_f(x_of(row.p95))}" y2="{_f(y)}"/>'
-                     f'<circle class="pt" cx="{_f(x_of(row.p50))}" cy="{_f(y)}" r="3.6"/>'
-                     f'<path class="max" d="M{_f(xm - 3)} {_f(y - 3)}L{_f(xm + 3)} {_f(y + 3)}M{_f(xm - 3)} {_f(y + 3)}L{_f(xm + 3)} {_f(y - 3)}"/></g>')
+                     f'<line class="lat" x1="{coordinate(x_of(row.p50))}" y1="{coordinate(y)}" x2="{coordinate(x_of(row.p95))}" y2="{coordinate(y)}"/>'
+                     f'<circle class="pt" cx="{coordinate(x_of(row.p50))}" cy="{coordinate(y)}" r="3.6"/>'
+                     f'<path class="max" d="M{coordinate(xm - 3)} {coordinate(y - 3)}L{coordinate(xm + 3)} {coordinate(y + 3)}M{coordinate(xm - 3)} {coordinate(y + 3)}L{coordinate(xm + 3)} {coordinate(y - 3)}"/></g>')
     parts.extend(_x_axis(label_width, plot_width, axis_y, domain, 6))
-    parts.append(f'<text class="tick" x="{_f(label_width + plot_width)}" y="{_f(axis_y + 30)}" text-anchor="end">ms (dot p50, bar to p95, cross max)</text>')
+    parts.append(f'<text class="tick" x="{coordinate(label_width + plot_width)}" y="{coordinate(axis_y + 30)}" text-anchor="end">ms (dot p50, bar to p95, cross max)</text>')
     parts.append("</svg>")
     return "".join(parts)
