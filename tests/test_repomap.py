@@ -177,7 +177,7 @@ def test_path_kinds_follow_the_bench() -> None:
 def test_import_specs_and_resolution() -> None:
     assert import_specs("from .models import User\n// import x\nconst a = require('./util')\n#include \"io.h\"\n") == [".models", "./util", "io.h"]
     paths = {"pkg/models.py", "pkg/util.js", "include/io.h", "pkg/__init__.py"}
-    from pytest_retrieval_bench.index.repomap import _module_names
+    from pytest_retrieval_bench.index.repomap_imports import module_names as _module_names
 
     names = _module_names(sorted(paths))
     assert resolve_import(".models", "pkg/views.py", names) == ["pkg/models.py"]
