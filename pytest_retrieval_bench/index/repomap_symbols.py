@@ -124,10 +124,19 @@ def _scan(docs: np.ndarray, ranks: np.ndarray, key_offsets: np.ndarray, token_ke
     starts = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1])))
     counts = np.diff(np.append(starts, len(pairs)))
     first_token = first_token[starts]
-    files, keys = np.divmod(pairs[starts], key_count)
-    files += int(docs[0])
-    ranked = np.lexsort((keys, first_token, -counts, files))  # most_common: count descending, first counted first
-    files, keys, counts = files[ranked], keys[ranked], counts[ranked]
+    local, keys = np.divmod(pairs[starts], key_count)
+    # most_common: count descending, first counted first; one sort of (file, -count, first token,
+    # key) packed into an int64 when they fit (a count is at most `span`), else a lexsort
+    if (int(local[-1]) + 1) * (span + 1) * span * key_count < 1 << 62:
+        packed = np.sort(((local * (span + 1) + (span - counts)) * span + first_token) * key_count + keys)
+        rest, keys = np.divmod(packed, key_count)
+        rest //= span
+        local, counts = np.divmod(rest, span + 1)
+        counts = span - counts
+    else:
+        ranked = np.lexsort((keys, first_token, -counts, local))
+        local, keys, counts = local[ranked], keys[ranked], counts[ranked]
+    files = local + int(docs[0])
     kept = (_within(files) < SYMBOL_REFS_PER_FILE * 4) & (counts >= part_counts[keys])
     files, keys = files[kept], keys[kept]
     referring, defining = _expand(definer_offsets, definer_nodes, files, keys)  # each key's files in path order
