@@ -20,8 +20,9 @@ import numpy as np
 SYMBOL_SCAN_MAX_FILES = 3_000
 SYMBOL_REFS_PER_FILE = 80
 SYMBOL_KEY_FILES = 8
-SCAN_PAIRS = 1 << 22
-"""(file, key) occurrences counted per step: bounds the scan's temporaries."""
+SCAN_PAIRS = 1 << 18
+"""(file, key) occurrences counted per step: bounds the scan's temporaries (a few MB, reused, where
+fresh pages for larger ones cost more than the sorting)."""
 
 
 def _ragged(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -97,9 +98,10 @@ def symbol_pairs(paths: list[str], searchable: list[int], symbols: list[list[str
     per_pair = key_offsets[ranks + 1] - key_offsets[ranks]
     left: list[np.ndarray] = []
     right: list[np.ndarray] = []
+    reach = np.cumsum(per_pair)
     start = 0
     while start < len(docs):  # whole files at a time, about SCAN_PAIRS (file, key) occurrences each
-        stop = int(np.searchsorted(np.cumsum(per_pair[start:]), SCAN_PAIRS, side="right")) + start
+        stop = int(np.searchsorted(reach, (int(reach[start - 1]) if start else 0) + SCAN_PAIRS, side="right"))
         stop = max(stop, start + 1)
         stop = int(np.searchsorted(docs, docs[stop - 1], side="right"))
         referring, defining = _scan(docs[start:stop], ranks[start:stop], key_offsets, token_keys, part_counts,
