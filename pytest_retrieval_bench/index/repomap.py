@@ -129,6 +129,20 @@ def _nodes(rows: Iterable[dict[str, Any]], symbols: _Symbols) -> tuple[list[str]
     return list(positions), texts, symbol_sets
 
 
+GROUP_RUNS = 1 << 16
+"""Word runs numbered per `TermIds.of` call (nodes whole): bounds the run strings held at once."""
+
+
+def _best_class(nodes: np.ndarray, ids: np.ndarray, classes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (node, id) pairs, nodes ascending, ids ascending within one, each with its highest class."""
+    keys = (nodes.astype(np.int64) << 33) | (ids.astype(np.int64) << 2) | (PATH_CLASS - classes.astype(np.int64))
+    keys.sort()  # a pair's highest class first
+    pairs = keys >> 2
+    first = np.concatenate(([True], pairs[1:] != pairs[:-1])) if len(pairs) else np.zeros(0, dtype=bool)
+    pairs = pairs[first]
+    return (pairs >> 31).astype(np.int32), (pairs & ((1 << 31) - 1)).astype(np.int32), (PATH_CLASS - (keys[first] & 3)).astype(np.int8)
+
+
 def _node_tokens(paths: list[str], texts: list[str], symbols: list[list[str]], progress: Callable[[int, int | None], None] | None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, TermIds]:
     """Every node's distinct bench tokens with their class (path 3, else symbol 2, else content 1),
@@ -136,34 +150,40 @@ def _node_tokens(paths: list[str], texts: list[str], symbols: list[list[str]], p
 
     A bench token never crosses a character outside `[A-Za-z0-9_]`, so a text's bench tokens are
     those of its word runs: each node's path, symbols and first `CONTENT_CHARS` characters are
-    read once into word-run ids, and each distinct run is split into bench tokens once."""
+    read once into word-run ids (a group of nodes per lookup), a node's distinct runs kept with
+    their highest class, and each distinct run split into bench tokens once."""
     words, bench = TermIds(), TermIds()
     to_bench = WordTokens(words, bench)
-    docs: list[np.ndarray] = []
-    ids: list[np.ndarray] = []
-    classes: list[np.ndarray] = []
+    found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    runs: list[bytes] = []
+    owners: list[int] = []
+    sizes: list[int] = []
+    classes: list[int] = []
+
+    def flush() -> None:
+        ids = words.of(runs)
+        counts = np.asarray(sizes, dtype=np.int64)
+        found.append(_best_class(np.repeat(np.asarray(owners, dtype=np.int32), counts), ids,
+                                 np.repeat(np.asarray(classes, dtype=np.int8), counts)))
+        runs.clear(), owners.clear(), sizes.clear(), classes.clear()
+
     for node, (path, text, node_symbols) in enumerate(zip(paths, texts, symbols)):
         if progress is not None:
             progress(node + 1, len(paths))
-        path_ids = words.of(word_run_bytes(path))
-        symbol_ids = words.of([run for symbol in node_symbols for run in word_run_bytes(symbol)])
-        content_ids = np.unique(words.of(word_run_bytes(text[:CONTENT_CHARS])))
-        parts = (path_ids, symbol_ids, content_ids)
-        docs.append(np.full(sum(map(len, parts)), node, dtype=np.int32))
-        ids.extend(parts)
-        classes.extend(np.full(len(part), weight, dtype=np.int8) for part, weight in zip(parts, (PATH_CLASS, SYMBOL_CLASS, CONTENT_CLASS)))
-    no_ids = np.zeros(0, dtype=np.int32)
-    node_docs, tokens, weights = to_bench.expand_pairs(np.concatenate([no_ids, *docs]), np.concatenate([no_ids, *ids]),
-                                                       np.concatenate([np.zeros(0, dtype=np.int8), *classes]))
+        parts = (word_run_bytes(path), [run for symbol in node_symbols for run in word_run_bytes(symbol)],
+                 word_run_bytes(text[:CONTENT_CHARS]))
+        for part, weight in zip(parts, (PATH_CLASS, SYMBOL_CLASS, CONTENT_CLASS)):
+            runs.extend(part)
+            owners.append(node)
+            sizes.append(len(part))
+            classes.append(weight)
+        if len(runs) >= GROUP_RUNS:
+            flush()
+    flush()
+    node_words = [np.concatenate([np.zeros(0, dtype=dtype), *column]) for dtype, column in zip((np.int32, np.int32, np.int8), zip(*found))]
+    node_docs, tokens, weights = to_bench.expand_pairs(*node_words)
     assert weights is not None
-    # one key per (node, token, class), the highest class sorting first within a (node, token)
-    keys = (node_docs.astype(np.int64) * max(len(bench), 1) + tokens) * 4 + (PATH_CLASS - weights)
-    keys = np.unique(keys)
-    pairs = keys >> 2
-    first = np.concatenate(([True], pairs[1:] != pairs[:-1])) if len(pairs) else np.zeros(0, dtype=bool)
-    pairs, best = pairs[first], PATH_CLASS - (keys[first] & 3)
-    node_of, token_of = np.divmod(pairs, max(len(bench), 1))
-    return node_of, token_of, best, bench
+    return (*_best_class(node_docs, tokens, weights), bench)
 
 
 # -- the index ---------------------------------------------------------------------------------

@@ -23,8 +23,10 @@ IMPORT_PATTERN = re.compile(
     r"import\s+['\"]([^'\"]+)['\"]|#include\s+[<\"]([^>\"]+)[>\"]|"
     r"use\s+(?:crate::|super::)?([A-Za-z0-9_:]+))"
 )
-_IMPORT_WORDS = re.compile(r"import|require|from|include|use")
-"""Every alternative of `IMPORT_PATTERN` holds one of these words: a line without any cannot match."""
+_IMPORT_WORDS = re.compile(r"(?:^|\s)(?:(?:from|import|#include|use)\s|require\()")
+"""What every match of `IMPORT_PATTERN` in a stripped line starts with, which the line holds
+unstripped too (a stripped line's start follows whitespace or starts the line): a line without
+it cannot match."""
 
 
 def import_specs(text: str) -> list[str]:
