@@ -20,6 +20,8 @@ import numpy as np
 SYMBOL_SCAN_MAX_FILES = 3_000
 SYMBOL_REFS_PER_FILE = 80
 SYMBOL_KEY_FILES = 8
+PACKED_BITS = 62
+"""The widest (file, count, token, key) key packed into one int64 to sort; wider ones are lexsorted."""
 SCAN_PAIRS = 1 << 18
 """(file, key) occurrences counted per step: bounds the scan's temporaries (a few MB, reused, where
 fresh pages for larger ones cost more than the sorting)."""
@@ -121,24 +123,47 @@ def _scan(docs: np.ndarray, ranks: np.ndarray, key_offsets: np.ndarray, token_ke
     # sorted, each (file, key) is a run whose length is its count and whose first token is the
     # one it was first counted at; its place in counting order is (that token, the key)
     span = len(key_offsets) - 1
-    codes = np.sort(((files - int(docs[0])) * key_count + keys) * span + token_ranks)
-    pairs, first_token = np.divmod(codes, span)
+    local = files - int(docs[0])
+    key_bits, token_bits, count_bits = _bits(key_count), _bits(span), _bits(span + 1)
+    file_bits = _bits(int(local[-1]) + 1)
+    if file_bits + count_bits + token_bits + key_bits > PACKED_BITS:
+        return _scan_wide(local, keys, token_ranks, span, key_count, int(docs[0]), part_counts, definer_offsets, definer_nodes, node_count)
+    codes = np.sort((local << (key_bits + token_bits)) | (keys << token_bits) | token_ranks)
+    pairs = codes >> token_bits
     starts = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1])))
     counts = np.diff(np.append(starts, len(pairs)))
-    first_token = first_token[starts]
-    local, keys = np.divmod(pairs[starts], key_count)
-    # most_common: count descending, first counted first; one sort of (file, -count, first token,
-    # key) packed into an int64 when they fit (a count is at most `span`), else a lexsort
-    if (int(local[-1]) + 1) * (span + 1) * span * key_count < 1 << 62:
-        packed = np.sort(((local * (span + 1) + (span - counts)) * span + first_token) * key_count + keys)
-        rest, keys = np.divmod(packed, key_count)
-        rest //= span
-        local, counts = np.divmod(rest, span + 1)
-        counts = span - counts
-    else:
-        ranked = np.lexsort((keys, first_token, -counts, local))
-        local, keys, counts = local[ranked], keys[ranked], counts[ranked]
-    files = local + int(docs[0])
+    first_token = codes[starts] & ((1 << token_bits) - 1)
+    pairs = pairs[starts]
+    # most_common: count descending, first counted first: one sort of (file, -count, first token, key) packed
+    packed = np.sort(((pairs >> key_bits) << (count_bits + token_bits + key_bits)) | ((span - counts) << (token_bits + key_bits))
+                     | (first_token << key_bits) | (pairs & ((1 << key_bits) - 1)))
+    local, keys = packed >> (count_bits + token_bits + key_bits), packed & ((1 << key_bits) - 1)
+    counts = span - ((packed >> (token_bits + key_bits)) & ((1 << count_bits) - 1))
+    return _edges(local + int(docs[0]), keys, counts, part_counts, definer_offsets, definer_nodes, node_count)
+
+
+def _bits(limit: int) -> int:
+    """Bits that hold every value below `limit`."""
+    return max(1, (limit - 1).bit_length())
+
+
+def _scan_wide(local: np.ndarray, keys: np.ndarray, token_ranks: np.ndarray, span: int, key_count: int, first_doc: int,
+               part_counts: np.ndarray, definer_offsets: np.ndarray, definer_nodes: np.ndarray, node_count: int) -> tuple[np.ndarray, np.ndarray]:
+    """`_scan` with lexsorts, where the packed keys would not fit in an int64."""
+    order = np.lexsort((token_ranks, keys, local))
+    local, keys, token_ranks = local[order], keys[order], token_ranks[order]
+    starts = np.flatnonzero(np.concatenate(([True], (local[1:] != local[:-1]) | (keys[1:] != keys[:-1]))))
+    counts = np.diff(np.append(starts, len(local)))
+    local, keys, first_token = local[starts], keys[starts], token_ranks[starts]
+    ranked = np.lexsort((keys, first_token, -counts, local))
+    return _edges(local[ranked] + first_doc, keys[ranked], counts[ranked], part_counts, definer_offsets, definer_nodes, node_count)
+
+
+def _edges(files: np.ndarray, keys: np.ndarray, counts: np.ndarray, part_counts: np.ndarray, definer_offsets: np.ndarray,
+           definer_nodes: np.ndarray, node_count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The edges of each file's ranked keys: the first `4 * SYMBOL_REFS_PER_FILE`, those all of
+    whose parts the file holds, their defining files in path order, each once, at most
+    `SYMBOL_REFS_PER_FILE` a file."""
     kept = (_within(files) < SYMBOL_REFS_PER_FILE * 4) & (counts >= part_counts[keys])
     files, keys = files[kept], keys[kept]
     referring, defining = _expand(definer_offsets, definer_nodes, files, keys)  # each key's files in path order
