@@ -32,7 +32,6 @@ bench's RepoMap depends on the string-hash seed, see benchmarks/repomap.py). It 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -43,7 +42,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from release import MB, Child, evaluator_corpus, fastest, iter_raw_lines, plugin_corpus, ratio, rankings, run_child, select_samples
+from release import (TOP, MB, Child, arguments, evaluator_corpus, fastest, iter_raw_lines, plugin_corpus, rankings, ratio, run_child, select_samples,
+                     top_agreement)
 
 ARMS = ("arb-lexical", "arb-bm25", "arb-repomap")
 BENCH_COMMANDS = {  # the plugin arm -> the bench's command for the same ranker
@@ -51,7 +51,6 @@ BENCH_COMMANDS = {  # the plugin arm -> the bench's command for the same ranker
     "arb-bm25": ["eval-selective-baseline", "--ranker", "bm25"],
     "arb-repomap": ["eval-repomap"],
 }
-TOP = 20
 RSS_ALLOWANCE_MB = 150
 
 
@@ -82,14 +81,7 @@ def detail_lines(path: Path) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--samples", type=Path, required=True, help="ARB sample rows (.jsonl, .jsonl.zst or a release .tar.zst)")
-    parser.add_argument("--corpus", type=Path, required=True, help="a release corpus directory made by the bench's builder")
-    parser.add_argument("--bench-src", type=Path, required=True, help="a checkout of eyuansu62/agent-retrieval-bench, whose commands are run")
-    parser.add_argument("--bench-python", default=sys.executable, help="the Python that runs the bench's commands (default: this one)")
-    parser.add_argument("--max-snapshots", type=int, help="only the samples of the first N snapshots named by the samples")
-    parser.add_argument("--repeat", type=int, default=1, help="rounds of every timed run; each figure is the least CPU of its rounds")
-    parser.add_argument("--floor-of", type=Path, help=argparse.SUPPRESS)  # child mode: a JSON list of chunk files
+    parser = arguments(__doc__, bench_src_required=True)
     args = parser.parse_args(argv)
     if args.floor_of is not None:
         print(json.dumps(floor([Path(path) for path in json.loads(args.floor_of.read_text())])))
@@ -156,15 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             round_number = theirs[arm].index(min(theirs[arm], key=lambda child: child.cpu))
             details = detail_lines(work / f"bench-{arm}-{round_number}-details.jsonl")
             evaluated[arm] = len(details)
-            same = compared = 0
-            for detail in details:
-                ranking = ours.get((detail["sample_id"], arm))
-                if ranking is not None:
-                    compared += 1
-                    # the plugin removes a sample's given files from its rankings, the bench does not
-                    listed = [path for path in list(detail.get("top_files") or [])[:TOP] if path in set(ranking)]
-                    same += list(ranking[: len(listed)]) == listed
-            agree[arm] = (same, compared)
+            agree[arm] = top_agreement(details, ours, arm)
 
     print(f"\n== rounds: {args.repeat}; each figure is the least CPU of its rounds (peak RSS: the most)")
     for name, child in (("plugin cold", cold), ("plugin warm", warm), *((f"bench {arm}", child) for arm, child in bench.items())):
