@@ -291,6 +291,21 @@ def differing_keys(cold: dict[str, Any], warm: dict[str, Any]) -> list[str]:
     return sorted(key for key in set(cold) | set(warm) if without_volatile(cold.get(key)) != without_volatile(warm.get(key)))
 
 
+def top_agreement(details: list[dict[str, Any]], plugin_rankings: dict[tuple[str, str], Any], arm: str) -> tuple[int, int]:
+    """(equal, compared): how many of the bench's top-TOP file lists equal the plugin's ranking of `arm`.
+
+    The plugin removes a sample's given files (a comment2context row's reviewed file) from every
+    ranking, the bench does not: they are taken out of its list before comparing."""
+    same = compared = 0
+    for detail in details:
+        ours = plugin_rankings.get((detail["sample_id"], arm))
+        if ours is not None:
+            compared += 1
+            theirs = [path for path in list(detail.get("top_files") or [])[:TOP] if path in set(ours)]
+            same += list(ours[: len(theirs)]) == theirs
+    return same, compared
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -298,15 +313,21 @@ def ratio(numerator: float, denominator: float) -> str:
     return f"{numerator / denominator:.2f}x" if denominator > 0 else "n/a"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(doc: str | None, bench_src_required: bool) -> argparse.ArgumentParser:
+    """The options of a benchmark that runs the plugin and the bench's commands on a release corpus."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
     parser.add_argument("--samples", type=Path, required=True, help="ARB sample rows (.jsonl, .jsonl.zst or a release .tar.zst)")
     parser.add_argument("--corpus", type=Path, required=True, help="a release corpus directory made by the bench's builder")
-    parser.add_argument("--bench-src", type=Path, help="a checkout of eyuansu62/agent-retrieval-bench, whose evaluator is run")
-    parser.add_argument("--bench-python", default=sys.executable, help="the Python that runs the bench's evaluator (default: this one)")
+    parser.add_argument("--bench-src", type=Path, required=bench_src_required, help="a checkout of eyuansu62/agent-retrieval-bench, whose commands are run")
+    parser.add_argument("--bench-python", default=sys.executable, help="the Python that runs the bench's commands (default: this one)")
     parser.add_argument("--max-snapshots", type=int, help="only the samples of the first N snapshots named by the samples")
     parser.add_argument("--repeat", type=int, default=1, help="rounds of every timed run; each figure is the least CPU of its rounds")
     parser.add_argument("--floor-of", type=Path, help=argparse.SUPPRESS)  # child mode: a JSON list of chunk files
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = arguments(__doc__, bench_src_required=False)
     args = parser.parse_args(argv)
     if args.floor_of is not None:
         print(json.dumps(floor([Path(path) for path in json.loads(args.floor_of.read_text())])))
@@ -413,17 +434,8 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             out = work / f"arb-{ranker}"
             evaluated[ranker] = int(json.loads(Path(f"{out}-summary.json").read_text())["evaluated"])
-            same = compared = 0
-            for line in Path(f"{out}-details.jsonl").read_text().splitlines():
-                detail = json.loads(line)
-                ours = plugin_rankings.get((detail["sample_id"], arm))
-                if ours is not None:
-                    compared += 1
-                    # the plugin removes a sample's given files (a comment2context row's reviewed file) from every
-                    # ranking, the evaluator does not: compare with those taken out of its list
-                    theirs = [path for path in list(detail.get("top_files") or [])[:TOP] if path in set(ours)]
-                    same += list(ours[: len(theirs)]) == theirs
-            agree[ranker] = (same, compared)
+            details = [json.loads(line) for line in Path(f"{out}-details.jsonl").read_text().splitlines()]
+            agree[ranker] = top_agreement(details, plugin_rankings, arm)
 
     # ------------------------------------------------------------------ print
     print(f"\nthis process: peak RSS {own_rss_mb():.0f} MB (a lower bound of every child's ru_maxrss)")

@@ -112,6 +112,23 @@ def test_the_map_does_not_depend_on_the_string_hash_seed() -> None:
     assert len(digests) == 1
 
 
+def test_the_symbol_scan_gives_the_same_edges_sorted_packed_or_lexsorted(monkeypatch: Any) -> None:
+    """The scan ranks keys with one sort of packed int64 keys where they fit, else with lexsorts:
+    both orders are the same, so are the maps."""
+    from pytest_retrieval_bench.index import repomap_symbols
+
+    checked = 0
+    for key in sorted({(snapshot.repo, snapshot.commit) for _, snapshot, _ in release_cases()}):
+        rows = read_chunk_file(find_chunk_file(RELEASE_CORPUS, *key), *key).chunk_rows or []
+        packed = build_repomap(rows)
+        monkeypatch.setattr(repomap_symbols, "PACKED_BITS", 0)
+        wide = build_repomap(rows)
+        monkeypatch.undo()
+        assert encode("k", packed) == encode("k", wide)
+        checked += int(packed.stats["symbol_reference_scan_skipped"] == 0 and packed.stats["edge_count"] > 0)
+    assert checked  # at least one snapshot was scanned and has edges
+
+
 def test_cache_round_trip_keeps_the_ranking() -> None:
     sample, snapshot, recorded = release_cases()[0]
     index = snapshot.repomap_index()
@@ -177,7 +194,7 @@ def test_path_kinds_follow_the_bench() -> None:
 def test_import_specs_and_resolution() -> None:
     assert import_specs("from .models import User\n// import x\nconst a = require('./util')\n#include \"io.h\"\n") == [".models", "./util", "io.h"]
     paths = {"pkg/models.py", "pkg/util.js", "include/io.h", "pkg/__init__.py"}
-    from pytest_retrieval_bench.index.repomap import _module_names
+    from pytest_retrieval_bench.index.repomap_imports import module_names as _module_names
 
     names = _module_names(sorted(paths))
     assert resolve_import(".models", "pkg/views.py", names) == ["pkg/models.py"]
