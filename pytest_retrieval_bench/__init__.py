@@ -1,7 +1,7 @@
 """pytest-retrieval-bench: benchmark code-retrieval rankers as pytest items."""
 
 from pytest_retrieval_bench.arms.base import Answer, Arm, Request, SnapshotHandle
-from pytest_retrieval_bench.fixture_arms import arm
+from pytest_retrieval_bench.arms.fixture_arms import arm
 
 __version__ = "0.1.0"
 

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 import pytest
 
-from pytest_retrieval_bench.bench.deadline import DEFAULT_ARM_TIMEOUT
+from pytest_retrieval_bench.arms.deadline import DEFAULT_ARM_TIMEOUT
 from pytest_retrieval_bench.history.store import DEFAULT_STORAGE
 from pytest_retrieval_bench.shard import parse_shard
 

@@ -13,7 +13,7 @@ from pytest_retrieval_bench.arms.fusion import declare_fusions
 from pytest_retrieval_bench.arms.registry import ALIASES
 from pytest_retrieval_bench.arms.snapshot_latency import MatchedLatency
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.fixture_arms import FixtureArm, find_fixture_arms
+from pytest_retrieval_bench.arms.fixture_arms import FixtureArm, find_fixture_arms
 from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.options import Settings
 from pytest_retrieval_bench.report.registration import arm_identity

@@ -27,7 +27,7 @@ from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.fixture_arms import REQUEST_FIXTURE, FixtureArm
+from pytest_retrieval_bench.arms.fixture_arms import REQUEST_FIXTURE, FixtureArm
 from pytest_retrieval_bench.report.gate import GateRule, parse_rule, sample_change
 from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.index.cache_writes import CacheWrites
@@ -37,7 +37,7 @@ from pytest_retrieval_bench.bench.outputs import check_outputs
 from pytest_retrieval_bench.report.registration import (build_registration, check_and_write_registration, create_registration,
                                                          latency_registration, registration_drift, sidecar_path)
 from pytest_retrieval_bench.report.build import build_report
-from pytest_retrieval_bench.bench.deadline import arm_time_limit
+from pytest_retrieval_bench.arms.deadline import arm_time_limit
 from pytest_retrieval_bench.bench.arms_setup import configured_arms, matched_arms, variant_aliases
 from pytest_retrieval_bench.bench.finish import load_baseline, outputs_of, publish
 from pytest_retrieval_bench.bench.node_ids import SnapshotKey, parse_node_id
