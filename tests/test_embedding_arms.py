@@ -75,6 +75,10 @@ def test_a_user_embedder_and_embed_hash_rank_as_the_bench_does(release_bench: py
     identities = report["registration"]["arm_identities"]
     assert identities["dense"].startswith("embedding:hash:") and identities["embed:hash"].startswith("embedding:hash:")
     assert identities["dense"] != identities["embed:hash"]  # a user's embedder is not the built-in model
+    models = report["embedding_models"]
+    assert models["embed:hash"]["model"] == "hash" and models["embed:hash"]["device"] == "cpu"
+    assert models["dense"]["embedder"].endswith("HashingEmbedder") and models["dense"]["dimension"] == 256
+    assert "numpy" in models["dense"]["libraries"] and report["machine_info"]["device"] == "cpu"
 
 
 def test_cached_vectors_give_the_same_rankings_and_a_corrupt_entry_is_encoded_again(release_bench: pytest.Pytester) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 import orjson
 
 from pytest_retrieval_bench.arms.base import Answer, Request
-from pytest_retrieval_bench.arms.embedders import EmbedOptions, LoadedModel, TextEmbedder, load_model, weights_digest
+from pytest_retrieval_bench.arms.embedders import HASH, WORDLLAMA, EmbedOptions, LoadedModel, TextEmbedder, load_model, weights_digest
 from pytest_retrieval_bench.arms.lexical import NOT_APPLICABLE, RANKING_CAP
 from pytest_retrieval_bench.errors import ArmError
 from pytest_retrieval_bench.index.vectors import VectorStore, vectors_for
@@ -103,7 +103,7 @@ class EmbeddingArm:
         """The registration's record of the model: identity, library versions, device (once loaded)."""
         loaded = self._loaded
         return {**self.model_identity(), "dimension": self._dimension,
-                "device": loaded.device if loaded else (self.options.device or None),
+                "device": loaded.device if loaded else ("cpu" if self.embedder is None and self.model in (HASH, WORDLLAMA) else None),
                 "libraries": {"numpy": np.__version__, **(loaded.libraries if loaded else {})}}
 
     # -- set-up ----------------------------------------------------------------------------------

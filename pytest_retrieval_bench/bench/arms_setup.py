@@ -67,3 +67,14 @@ def bind_vector_stores(arms: dict[str, Any], store: VectorStore | None) -> None:
     for arm in arms.values():
         if isinstance(arm, EmbeddingArm):
             arm.vector_store = store
+
+
+def embedding_models(arms: dict[str, Any], selected: list[str]) -> dict[str, dict[str, Any]]:
+    """The selected embedding arms' (fusion components too) model identity, library versions and device."""
+    names = list(selected) + [part for name in selected for part in getattr(arms[name], "component_names", ())]
+    return {name: arms[name].description() for name in dict.fromkeys(names) if isinstance(arms.get(name), EmbeddingArm)}
+
+
+def dense_device(models: dict[str, dict[str, Any]]) -> str | None:
+    devices = sorted({str(model["device"]) for model in models.values() if model.get("device")})
+    return ",".join(devices) or None

@@ -39,7 +39,7 @@ from pytest_retrieval_bench.report.registration import (build_registration, chec
                                                          latency_registration, registration_drift, sidecar_path)
 from pytest_retrieval_bench.report.build import build_report
 from pytest_retrieval_bench.arms.deadline import arm_time_limit
-from pytest_retrieval_bench.bench.arms_setup import bind_vector_stores, configured_arms, matched_arms, variant_aliases
+from pytest_retrieval_bench.bench.arms_setup import bind_vector_stores, configured_arms, dense_device, embedding_models, matched_arms, variant_aliases
 from pytest_retrieval_bench.bench.finish import load_baseline, outputs_of, publish
 from pytest_retrieval_bench.bench.node_ids import SnapshotKey, parse_node_id
 from pytest_retrieval_bench.bench.saved_runs import save_published, with_compared_baseline
@@ -418,7 +418,8 @@ class BenchSession:
         if self.capture is not None:
             self.capture.close()
             capture_failure = self.capture.failure_reason if self.capture.failed else None
-        self.report.update(commit_info=commit_info(self.config.rootpath), machine_info=machine_info())
+        models = embedding_models(self.arms, self.arm_names)
+        self.report.update(commit_info=commit_info(self.config.rootpath), machine_info=machine_info(dense_device(models)), **({"embedding_models": models} if models else {}))
         published = publish(self.report, outputs_of(self.settings), self.baseline, self.rules, capture_failure=capture_failure,
                             registration_failure=self._registration_drift(), paired_against=self.baselines)
         self.report_bytes, self.updated_baseline = published.report_bytes, published.updated_baseline
