@@ -3,6 +3,7 @@ ini, fixture arms from loaded plugins and conftests, and fusions of them (declar
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from pytest_retrieval_bench.arms.snapshot_latency import MatchedLatency
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.arms.fixture_arms import FixtureArm, find_fixture_arms
 from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
+from pytest_retrieval_bench.index.cache_writes import CacheWrites
 from pytest_retrieval_bench.index.vectors import VectorStore
 from pytest_retrieval_bench.options import Settings
 from pytest_retrieval_bench.report.registration import arm_identity
@@ -62,8 +64,9 @@ def matched_arms(snapshot_latency: bool, role: str, arm_names: list[str], arms: 
     return matched
 
 
-def bind_vector_stores(arms: dict[str, Any], store: VectorStore | None) -> None:
-    """Every embedding arm (built-in or a user's) keeps its vectors in the run's vector cache."""
+def bind_vector_stores(arms: dict[str, Any], directory: Path | None, writes: CacheWrites) -> None:
+    """Every embedding arm (built-in or a user's) keeps its vectors in the run's vector cache (none: `--bench-no-cache`)."""
+    store = VectorStore(directory, writes) if directory is not None else None
     for arm in arms.values():
         if isinstance(arm, EmbeddingArm):
             arm.vector_store = store

@@ -31,7 +31,6 @@ from pytest_retrieval_bench.arms.fixture_arms import REQUEST_FIXTURE, FixtureArm
 from pytest_retrieval_bench.report.gate import GateRule, parse_rule, sample_change
 from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.index.cache_writes import CacheWrites
-from pytest_retrieval_bench.index.vectors import VectorStore
 from pytest_retrieval_bench.options import Settings
 from pytest_retrieval_bench.arms.snapshot_latency import MatchedLatency
 from pytest_retrieval_bench.bench.outputs import check_outputs
@@ -101,7 +100,7 @@ class BenchSession:
         self._require_snapshot_source()
         self._cache_writes = CacheWrites(None if settings.no_cache else self.cache_dir())  # shared: a full disk stops every cache write
         self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache())
-        bind_vector_stores(self.arms, None if settings.no_cache else VectorStore(self.cache_dir() / "vectors", self._cache_writes))
+        bind_vector_stores(self.arms, None if settings.no_cache else self.cache_dir() / "vectors", self._cache_writes)
         self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION,
                                                config.rootpath, content_digests=role != "worker", digest_of=self._file_digests.sha256 if self._file_digests else file_sha256)
         self.matched: dict[str, MatchedLatency] = matched_arms(settings.snapshot_latency, role, self.arm_names, self.arms)
