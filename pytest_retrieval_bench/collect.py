@@ -19,7 +19,7 @@ from _pytest.python import FunctionDefinition
 from pytest_retrieval_bench.arms.fusion import FusionArm
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.junit import item_properties
-from pytest_retrieval_bench.fixture_arms import REQUEST_FIXTURE, FixtureArm
+from pytest_retrieval_bench.arms.fixture_arms import REQUEST_FIXTURE, FixtureArm
 from pytest_retrieval_bench.samples.model import Sample
 from pytest_retrieval_bench.terminal import MessageRepr
 from pytest_retrieval_bench.tracebacks import arm_traceback

@@ -15,7 +15,8 @@ from typing import Any
 import orjson
 import pytest
 
-from pytest_retrieval_bench.bench.deadline import DEFAULT_ARM_TIMEOUT
+from pytest_retrieval_bench.arms.deadline import DEFAULT_ARM_TIMEOUT
+from pytest_retrieval_bench.arms.embedders import EmbedOptions
 from pytest_retrieval_bench.history.store import DEFAULT_STORAGE
 from pytest_retrieval_bench.shard import parse_shard
 
@@ -60,6 +61,12 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("storage", "path", "The folder of saved runs (default: .retrieval-bench under the rootdir)."),
     ("compare", "optional", "Pair this run with a saved run, as --bench-baseline does: latest (the default: the newest saved run of the "
                             "same samples and limit), a counter N, or a run NAME (its newest)."),
+    ("embed-batch-size", "int", "Texts per encode batch of the embed:MODEL arms, chunks and queries (default 32, the bench's)."),
+    ("embed-device", "str", "Device of a SentenceTransformers embed:MODEL arm (default: cuda when torch sees one, else cpu)."),
+    ("embed-query-prefix", "str", "Text put before each query an embed:MODEL arm encodes (default: none)."),
+    ("embed-passage-prefix", "str", "Text put before each chunk text an embed:MODEL arm encodes (default: none)."),
+    ("embed-normalize", "str", "true or false: the model library normalises the embed:MODEL arms' vectors (default true)."),
+    ("embed-trust-remote-code", "flag", "Let a SentenceTransformers embed:MODEL arm run the model repository's own code (default: off)."),
     ("summarize", "paths", "Merge these written reports (repeatable; with --bench-report, without --bench-samples) and rebuild every summary."),
 )
 LIMIT_MAX = 50
@@ -125,6 +132,7 @@ class Settings:
     autosave: bool = False
     storage: Path | None = None
     compare: str | None = None
+    embed: EmbedOptions = field(default_factory=EmbedOptions)
 
     @property
     def active(self) -> bool:
@@ -364,7 +372,20 @@ def read_settings(config: pytest.Config) -> Settings:
         autosave=values["autosave"],
         storage=values["storage"] or path_bases(config)[1] / DEFAULT_STORAGE,
         compare=values["compare"],
+        embed=_embed_options(values),
     )
+
+
+def _embed_options(values: dict[str, Any]) -> EmbedOptions:
+    batch_size = values["embed-batch-size"] if values["embed-batch-size"] is not None else 32
+    if batch_size < 1:
+        raise pytest.UsageError(f"--bench-embed-batch-size: must be at least 1, got {batch_size}")
+    normalize = (values["embed-normalize"] or "true").strip().lower()
+    if normalize not in ("true", "false"):
+        raise pytest.UsageError(f"--bench-embed-normalize: expected true or false, got {values['embed-normalize']!r}")
+    return EmbedOptions(batch_size=batch_size, device=values["embed-device"], query_prefix=values["embed-query-prefix"] or "",
+                        passage_prefix=values["embed-passage-prefix"] or "", normalize=normalize == "true",
+                        trust_remote_code=values["embed-trust-remote-code"])
 
 
 def _check_registration_options(values: dict[str, Any]) -> None:

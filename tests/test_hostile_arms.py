@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_retrieval_bench.bench.deadline import ArmTimedOut, time_limit
+from pytest_retrieval_bench.arms.deadline import ArmTimedOut, time_limit
 
 RELEASE = Path(__file__).resolve().parent.parent / "testdata" / "release"
 

@@ -28,13 +28,13 @@ from pytest_retrieval_bench import leftovers
 from pytest_retrieval_bench.arms.base import MAX_RANKING_ENTRIES, Answer, Request
 from pytest_retrieval_bench.arms.jsonpath import PathMissError, PathSyntaxError, extract, extract_scalar, parse
 from pytest_retrieval_bench.arms.capture import MALFORMED, NOT_RUN, PARSED, CaptureWriter
-from pytest_retrieval_bench.arms.program_call import Invocation, run_program  # re-exported: the arms' one way to run a program
+from pytest_retrieval_bench.arms.program_call import (Invocation, problem_of, run_program,  # re-exported: the arms' one way
+                                                      substitute, template_placeholders)  # to run a program and read its outcome
 from pytest_retrieval_bench.arms.snapshot_latency import Observation, SnapshotLatencySpec
 from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.errors import ArmError, BenchError, InputError
 
 PLACEHOLDERS = ("query", "query_file", "k", "changed_file", "root")
-_PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")  # {{name}}: a literal {name}
 _ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 INDEX_PLACEHOLDERS = ("root",)
@@ -64,28 +64,6 @@ class Outcome:
     @property
     def packet_bytes(self) -> int:
         return self.invocation.stdout_total
-
-
-def problem_of(invocation: Invocation) -> str | None:
-    """Why a run is a failure (no start, stdout over its limit, timeout, non-zero exit), or None."""
-    if invocation.start_error:
-        return invocation.start_error
-    if invocation.stdout_overflow or invocation.stdout_total > len(invocation.stdout or b""):
-        return f"stdout exceeded {_size(invocation.stdout_limit)} (the limit): reading stopped and the program was ended"
-    if invocation.timed_out:
-        return f"timed out after {invocation.timeout:g} s"
-    if invocation.returncode:
-        code = invocation.returncode
-        return f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
-    return None
-
-
-def _size(count: int) -> str:
-    """8 MiB, 64 KiB, or a byte count."""
-    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if count >= size and count % size == 0:
-            return f"{count // size} {unit}"
-    return f"{count:,} bytes"
 
 
 def invoke(arm: str, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, request: Request,
@@ -159,15 +137,6 @@ class ExecutableIdentity:
 
 
 # -- the declaration ------------------------------------------------------------------------------
-def substitute(template: str, values: Mapping[str, str]) -> str:
-    """One pass, so a query holding `{k}` is passed on verbatim; `{{name}}` gives a literal `{name}`."""
-    return _PLACEHOLDER.sub(lambda match: f"{{{match[1]}}}" if match[1] else values.get(match[2], match[0]), template)
-
-
-def _placeholders(template: str) -> set[str]:
-    return {match[2] for match in _PLACEHOLDER.finditer(template) if match[2]}
-
-
 _FIELDS = ("argv", "cwd", "timeout", "env", "ranking", "state", "abstain_states", "max_query_chars", "cache_probe", "requires_changed_file",
            "index", "snapshot_store", "snapshot_trace", "top_score")
 _LATENCY_FIELDS = ("index", "snapshot_store", "snapshot_trace")
@@ -193,7 +162,7 @@ class CommandArmSpec:
 
     @property
     def placeholders(self) -> set[str]:
-        return set().union(*(_placeholders(part) for part in (*self.argv, *self.env.values())))
+        return set().union(*(template_placeholders(part) for part in (*self.argv, *self.env.values())))
 
     def descriptor(self) -> dict[str, Any]:
         """What the capture header records about how this arm is invoked."""
@@ -215,7 +184,7 @@ class CommandArmSpec:
         argv = table.get("argv")
         if not isinstance(argv, list) or not argv or not all(isinstance(part, str) for part in argv):
             raise bad("argv", "expected a non-empty list of strings")
-        if _placeholders(argv[0]) or not argv[0]:
+        if template_placeholders(argv[0]) or not argv[0]:
             raise bad("argv", "argv[0] names the program and may not be empty or hold a placeholder")
         program = argv[0]
         if "/" in program and not os.path.isabs(program) and base_dir is not None:
@@ -224,7 +193,7 @@ class CommandArmSpec:
         if not isinstance(env, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
             raise bad("env", "expected a table of string values")
         for part in (*argv, *env.values()):
-            unknown_placeholders = sorted(_placeholders(part) - set(PLACEHOLDERS))
+            unknown_placeholders = sorted(template_placeholders(part) - set(PLACEHOLDERS))
             if unknown_placeholders:
                 raise bad("argv" if part in argv else "env", f"unknown placeholder {{{unknown_placeholders[0]}}} (known: {', '.join(PLACEHOLDERS)}; "
                           f"write {{{{{unknown_placeholders[0]}}}}} for a literal)")
@@ -286,8 +255,8 @@ def _latency_spec(table: Mapping[str, Any], bad: Any, base_dir: Path | None) -> 
     if not isinstance(index, list) or not index or not all(isinstance(part, str) and part for part in index):
         raise bad("index", "expected a non-empty list of strings (the argv of the index step)")
     for part in index:
-        unknown = sorted(_placeholders(part) - set(INDEX_PLACEHOLDERS))
-        if unknown or _placeholders(index[0]):
+        unknown = sorted(template_placeholders(part) - set(INDEX_PLACEHOLDERS))
+        if unknown or template_placeholders(index[0]):
             raise bad("index", f"the index step may hold only the {{root}} placeholder, and not in argv[0] (got {part!r})")
     program = index[0]
     if "/" in program and not os.path.isabs(program) and base_dir is not None:

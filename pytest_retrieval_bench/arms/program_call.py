@@ -10,6 +10,7 @@ at most `_DRAIN_GRACE` seconds, so nothing outlives the call or holds its answer
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 from dataclasses import dataclass
@@ -137,3 +138,37 @@ def _end_call(process: subprocess.Popen[bytes], marker: str) -> None:
     elif process.poll() is None:
         process.kill()
     kill_marked(marker)
+
+
+_PLACEHOLDER = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")  # {{name}}: a literal {name}
+
+
+def substitute(template: str, values: Mapping[str, str]) -> str:
+    """One pass, so a query holding `{k}` is passed on verbatim; `{{name}}` gives a literal `{name}`."""
+    return _PLACEHOLDER.sub(lambda match: f"{{{match[1]}}}" if match[1] else values.get(match[2], match[0]), template)
+
+
+def template_placeholders(template: str) -> set[str]:
+    return {match[2] for match in _PLACEHOLDER.finditer(template) if match[2]}
+
+
+def problem_of(invocation: Invocation) -> str | None:
+    """Why a run is a failure (no start, stdout over its limit, timeout, non-zero exit), or None."""
+    if invocation.start_error:
+        return invocation.start_error
+    if invocation.stdout_overflow or invocation.stdout_total > len(invocation.stdout or b""):
+        return f"stdout exceeded {_size(invocation.stdout_limit)} (the limit): reading stopped and the program was ended"
+    if invocation.timed_out:
+        return f"timed out after {invocation.timeout:g} s"
+    if invocation.returncode:
+        code = invocation.returncode
+        return f"killed by signal {-code}" if code < 0 else f"exited with status {code}"
+    return None
+
+
+def _size(count: int) -> str:
+    """8 MiB, 64 KiB, or a byte count."""
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= size and count % size == 0:
+            return f"{count // size} {unit}"
+    return f"{count:,} bytes"

@@ -32,6 +32,7 @@ from typing import Any, Protocol, Sequence
 import orjson
 
 from pytest_retrieval_bench.arms.base import Answer, Request
+from pytest_retrieval_bench.arms.program_call import problem_of, run_program, substitute
 from pytest_retrieval_bench.corpus.remove_tree import remove_tree
 from pytest_retrieval_bench.errors import ArmError
 
@@ -123,9 +124,6 @@ class MatchedLatency:
 
     def prepare(self, snapshot: Any) -> None:
         """Index the copy once (untimed) and keep the store it built outside the copy."""
-        from pytest_retrieval_bench.arms.command import problem_of, substitute  # command imports this module
-        from pytest_retrieval_bench.arms.program_call import run_program
-
         old = self._stashes.pop(snapshot.key, None)
         if old is not None:
             remove_tree(old[1], ignore_errors=True)

@@ -3,18 +3,22 @@ ini, fixture arms from loaded plugins and conftests, and fusions of them (declar
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_retrieval_bench.arms.base import Arm
 from pytest_retrieval_bench.arms.discovery import available_arms
+from pytest_retrieval_bench.arms.embedding import EmbeddingArm, named_embedding_arms
 from pytest_retrieval_bench.arms.fusion import declare_fusions
 from pytest_retrieval_bench.arms.registry import ALIASES
 from pytest_retrieval_bench.arms.snapshot_latency import MatchedLatency
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.fixture_arms import FixtureArm, find_fixture_arms
+from pytest_retrieval_bench.arms.fixture_arms import FixtureArm, find_fixture_arms
 from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
+from pytest_retrieval_bench.index.cache_writes import CacheWrites
+from pytest_retrieval_bench.index.vectors import VectorStore
 from pytest_retrieval_bench.options import Settings
 from pytest_retrieval_bench.report.registration import arm_identity
 
@@ -23,6 +27,8 @@ def configured_arms(config: pytest.Config, settings: Settings) -> dict[str, Arm]
     """Every arm this configuration defines, fusions last (raises BenchError for a bad declaration)."""
     pyproject = config.inipath if config.inipath and config.inipath.name == "pyproject.toml" else config.rootpath / "pyproject.toml"
     arms = available_arms(pyproject, settings.command_arms, config.hook.pytest_retrieval_bench_arms(config=config))
+    for arm in named_embedding_arms([*settings.arms, *settings.fuse], settings.embed):
+        arms.setdefault(arm.name, arm)
     for arm in find_fixture_arms(config.pluginmanager.get_plugins()):
         if arm.name in arms:
             raise BenchError(f"fixture arm {arm.name!r} has the name of an arm defined elsewhere")
@@ -56,3 +62,22 @@ def matched_arms(snapshot_latency: bool, role: str, arm_names: list[str], arms: 
                                 f"(corvint-context, or a command arm with index, snapshot_store and snapshot_trace); "
                                 f"selected: {', '.join(arm_names)}")
     return matched
+
+
+def bind_vector_stores(arms: dict[str, Any], directory: Path | None, writes: CacheWrites) -> None:
+    """Every embedding arm (built-in or a user's) keeps its vectors in the run's vector cache (none: `--bench-no-cache`)."""
+    store = VectorStore(directory, writes) if directory is not None else None
+    for arm in arms.values():
+        if isinstance(arm, EmbeddingArm):
+            arm.vector_store = store
+
+
+def embedding_models(arms: dict[str, Any], selected: list[str]) -> dict[str, dict[str, Any]]:
+    """The selected embedding arms' (fusion components too) model identity, library versions and device."""
+    names = list(selected) + [part for name in selected for part in getattr(arms[name], "component_names", ())]
+    return {name: arms[name].description() for name in dict.fromkeys(names) if isinstance(arms.get(name), EmbeddingArm)}
+
+
+def dense_device(models: dict[str, dict[str, Any]]) -> str | None:
+    devices = sorted({str(model["device"]) for model in models.values() if model.get("device")})
+    return ",".join(devices) or None

@@ -13,7 +13,7 @@ from pytest_retrieval_bench.samples import metrics as format_metrics
 from pytest_retrieval_bench.arms.base import Answer, Arm, Request
 from pytest_retrieval_bench.arms.fusion import ComponentFailed, FusionArm, fuse_records
 from pytest_retrieval_bench.arms.snapshot_latency import Matched
-from pytest_retrieval_bench.bench.deadline import ArmTimedOut, time_limit
+from pytest_retrieval_bench.arms.deadline import ArmTimedOut, time_limit
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import ArmError, SnapshotError

@@ -27,7 +27,7 @@ from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.fixture_arms import REQUEST_FIXTURE, FixtureArm
+from pytest_retrieval_bench.arms.fixture_arms import REQUEST_FIXTURE, FixtureArm
 from pytest_retrieval_bench.report.gate import GateRule, parse_rule, sample_change
 from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.index.cache_writes import CacheWrites
@@ -37,8 +37,8 @@ from pytest_retrieval_bench.bench.outputs import check_outputs
 from pytest_retrieval_bench.report.registration import (build_registration, check_and_write_registration, create_registration,
                                                          latency_registration, registration_drift, sidecar_path)
 from pytest_retrieval_bench.report.build import build_report
-from pytest_retrieval_bench.bench.deadline import arm_time_limit
-from pytest_retrieval_bench.bench.arms_setup import configured_arms, matched_arms, variant_aliases
+from pytest_retrieval_bench.arms.deadline import arm_time_limit
+from pytest_retrieval_bench.bench.arms_setup import bind_vector_stores, configured_arms, dense_device, embedding_models, matched_arms, variant_aliases
 from pytest_retrieval_bench.bench.finish import load_baseline, outputs_of, publish
 from pytest_retrieval_bench.bench.node_ids import SnapshotKey, parse_node_id
 from pytest_retrieval_bench.bench.saved_runs import save_published, with_compared_baseline
@@ -100,6 +100,7 @@ class BenchSession:
         self._require_snapshot_source()
         self._cache_writes = CacheWrites(None if settings.no_cache else self.cache_dir())  # shared: a full disk stops every cache write
         self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache())
+        bind_vector_stores(self.arms, None if settings.no_cache else self.cache_dir() / "vectors", self._cache_writes)
         self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION,
                                                config.rootpath, content_digests=role != "worker", digest_of=self._file_digests.sha256 if self._file_digests else file_sha256)
         self.matched: dict[str, MatchedLatency] = matched_arms(settings.snapshot_latency, role, self.arm_names, self.arms)
@@ -416,7 +417,8 @@ class BenchSession:
         if self.capture is not None:
             self.capture.close()
             capture_failure = self.capture.failure_reason if self.capture.failed else None
-        self.report.update(commit_info=commit_info(self.config.rootpath), machine_info=machine_info())
+        models = embedding_models(self.arms, self.arm_names)
+        self.report.update(commit_info=commit_info(self.config.rootpath), machine_info=machine_info(dense_device(models)), **({"embedding_models": models} if models else {}))
         published = publish(self.report, outputs_of(self.settings), self.baseline, self.rules, capture_failure=capture_failure,
                             registration_failure=self._registration_drift(), paired_against=self.baselines)
         self.report_bytes, self.updated_baseline = published.report_bytes, published.updated_baseline

@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterator, Mapping
 import orjson
 
 from pytest_retrieval_bench.corpus.copy_files import CopyWriter
+from pytest_retrieval_bench.index.postings import file_chunks
 from pytest_retrieval_bench.scoring.budgets import TokenCounts
 
 MAX_TEXT_BYTES = 1_048_576
@@ -81,6 +82,8 @@ class Snapshot:
     rows_dropped: bool = field(default=False, repr=False)
     #: whether anything keys on `content_digest` (an index cache): without one, the rows are never hashed
     digest_wanted: bool = field(default=True, repr=False)
+    #: an arm reads the rows themselves (an embedding arm's chunk texts): they stay until the snapshot goes
+    keep_rows: bool = field(default=False, repr=False)
     _token_counts: Any = field(default=None, repr=False)
 
     @property
@@ -135,7 +138,7 @@ class Snapshot:
 
     def drop_rows(self) -> None:
         """Free the chunk rows (a second copy of the text) once the indexes that read them exist."""
-        if self.chunk_rows is not None:
+        if self.chunk_rows is not None and not self.keep_rows:
             if self.digest_wanted:
                 self.content_digest()
             self.chunk_rows = None
@@ -145,6 +148,15 @@ class Snapshot:
     def has_rows(self) -> bool:
         """Whether the snapshot came with chunk rows (a release), even if they were freed since."""
         return self.chunk_rows is not None or self.rows_dropped
+
+    def chunk_row_list(self) -> list[dict[str, Any]]:
+        """The chunk rows an embedding arm encodes: the release's own, or one file chunk per text file
+        of a tree (kept only when set-up was told to keep them: the `rows` index kind)."""
+        if self.chunk_rows is not None:
+            return self.chunk_rows
+        if self.rows_dropped:
+            raise RuntimeError(f"{self.key}: the chunk rows were freed before an arm that reads them was prepared")
+        return file_chunks(self.text_files())
 
     def token_counts(self) -> TokenCounts:
         """The files' BCY token counts, each file counted once for every item of the snapshot."""

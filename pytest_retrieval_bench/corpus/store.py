@@ -113,6 +113,12 @@ class SnapshotStore:
     def _open(self, repo: str, commit: str, index_kinds: Iterable[str]) -> Snapshot:
         snapshot = self.get(repo, commit)
         kinds = set(index_kinds)
+        if "rows" in kinds:  # an arm reads the rows themselves (an embedding arm): nothing to build
+            snapshot.keep_rows = True
+            if snapshot.chunk_rows is None and snapshot.rows_dropped:  # a receipt's read of the file rows only
+                snapshot.chunk_rows = self._rows(snapshot)
+            if self._progress is not None:
+                self._progress.index_done()
         if "repomap" in kinds:
             snapshot.repomap_index()
         if snapshot.has_rows and kinds & {"chunks", "lexical"}:

@@ -37,7 +37,8 @@ def commit_info(directory: Path) -> dict[str, Any] | None:
     return {"id": commit, "branch": branch or None, "dirty": bool(status), "time": _git(directory, "show", "-s", "--format=%cI", "HEAD")}
 
 
-def machine_info() -> dict[str, Any]:
-    """The interpreter and machine: python, platform, cpu count (the dense device is null until an embedding arm runs)."""
+def machine_info(device: str | None = None) -> dict[str, Any]:
+    """The interpreter and machine: python, platform, cpu count, and the device of the run's embedding
+    arms (null without one, or when only xdist workers loaded the model)."""
     return {"python": platform.python_version(), "implementation": sys.implementation.name, "platform": platform.platform(),
-            "machine": platform.machine(), "cpu_count": os.cpu_count(), "device": None}
+            "machine": platform.machine(), "cpu_count": os.cpu_count(), "device": device}

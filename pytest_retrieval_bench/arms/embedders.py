@@ -1,0 +1,147 @@
+"""The models behind the built-in embedding arms: wordllama's bundled weights, a SentenceTransformers
+model, or an embedder the user brings (the bench's `TextEmbedder`: `encode(texts, batch_size)`).
+
+Each is loaded only when its arm is first set up, so a missing extra or a bad path is an error of
+that arm at snapshot set-up, and `sentence_transformers` is never imported unless selected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, Protocol, Sequence
+
+WORDLLAMA = "wordllama"
+HASH = "hash"
+
+
+class TextEmbedder(Protocol):
+    """What an embedding arm encodes with: texts in, one row of floats per text out."""
+
+    def encode(self, texts: Sequence[str], batch_size: int = 32) -> Any:
+        ...
+
+
+@dataclass(frozen=True)
+class EmbedOptions:
+    """How the arm encodes: the bench's defaults (batch 32, no prefixes, normalised, no remote code)."""
+
+    batch_size: int = 32
+    device: str | None = None
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    normalize: bool = True
+    trust_remote_code: bool = False
+
+
+@dataclass
+class LoadedModel:
+    embedder: TextEmbedder
+    device: str
+    libraries: dict[str, str] = field(default_factory=dict)
+
+
+def library_version(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def files_digest(root: Path) -> str | None:
+    """sha256 over the names and bytes of a model's files (a file or a directory), None if absent."""
+    if not root.exists():
+        return None
+    digest = hashlib.sha256()
+    for path in sorted(p for p in ([root] if root.is_file() else root.rglob("*")) if p.is_file()):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" if root.is_dir() else b"")
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def wordllama_dir() -> Path | None:
+    spec = importlib.util.find_spec(WORDLLAMA)
+    return Path(spec.origin).parent if spec is not None and spec.origin else None
+
+
+def weights_digest(model: str) -> str | None:
+    """The digest of the weights an arm would load: wordllama's bundled file, a local model's files;
+    None for a model named on a hub (its files are wherever the library keeps them)."""
+    if model == HASH:
+        return "no weights"
+    if model == WORDLLAMA:
+        package = wordllama_dir()
+        return files_digest(package / "weights" / "l2_supercat_256.safetensors") if package else None
+    path = Path(model).expanduser()
+    return files_digest(path) if path.exists() else None
+
+
+class WordLlamaEmbedder:
+    """wordllama's static embeddings (256 dimensions), normalised by wordllama itself when asked."""
+
+    def __init__(self, model: Any, normalize: bool):
+        self.model, self.normalize = model, normalize
+        self.dimension = int(model.embedding.shape[1])
+
+    def encode(self, texts: Sequence[str], batch_size: int = 32) -> Any:
+        return self.model.embed(list(texts), norm=self.normalize, batch_size=batch_size)
+
+
+class SentenceTransformerEmbedder:
+    """As the bench's own: `normalize_embeddings` asks the library to normalise, numpy out, no bar."""
+
+    def __init__(self, model: Any, normalize: bool):
+        self.model, self.normalize = model, normalize
+        get_dimension = getattr(model, "get_sentence_embedding_dimension", None)
+        self.dimension = get_dimension() if callable(get_dimension) else None
+
+    def encode(self, texts: Sequence[str], batch_size: int = 32) -> Any:
+        return self.model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
+                                 normalize_embeddings=self.normalize, show_progress_bar=False)
+
+
+def choose_device(asked: str | None) -> str:
+    """The bench's rule: the device asked for, else `cuda` when torch sees one, else `cpu`."""
+    if asked:
+        return asked
+    try:
+        import torch
+    except ImportError:
+        return "cpu"
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def load_model(model: str, options: EmbedOptions) -> LoadedModel:
+    """The embedder of `embed:<model>`; RuntimeError saying what is missing or wrong."""
+    if model == HASH:
+        from pytest_retrieval_bench.arms.hashing_embedder import HashingEmbedder
+
+        return LoadedModel(HashingEmbedder(normalize=options.normalize), "cpu", {})
+    if model == WORDLLAMA:
+        package = wordllama_dir()
+        if package is None:
+            raise RuntimeError("wordllama is not installed (pip install 'pytest-retrieval-bench[embed]')")
+        from wordllama import WordLlama
+
+        # the package's own folder as the cache: its default loader looks for the tokenizer elsewhere, then downloads
+        loaded = WordLlama.load(cache_dir=package, disable_download=True)
+        return LoadedModel(WordLlamaEmbedder(loaded, options.normalize), "cpu", {WORDLLAMA: library_version(WORDLLAMA)})
+    if importlib.util.find_spec("sentence_transformers") is None:
+        raise RuntimeError(f"model {model!r} needs sentence-transformers (pip install 'pytest-retrieval-bench[sentence-transformers]')")
+    from sentence_transformers import SentenceTransformer
+
+    device = choose_device(options.device)
+    kwargs: dict[str, Any] = {"device": device}
+    if options.trust_remote_code:
+        kwargs["trust_remote_code"] = True
+    try:
+        loaded = SentenceTransformer(model, **kwargs)
+    except Exception as error:  # the library's own errors for a bad path or name vary by version
+        raise RuntimeError(f"model {model!r} could not be loaded: {type(error).__name__}: {error}") from None
+    libraries = {name: library_version(name) for name in ("sentence-transformers", "torch", "transformers")}
+    return LoadedModel(SentenceTransformerEmbedder(loaded, options.normalize), device, libraries)

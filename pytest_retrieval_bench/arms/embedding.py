@@ -1,0 +1,205 @@
+"""`embed:<model>`: dense retrieval over the snapshot's chunks, exactly as the bench's `embedding_eval`.
+
+Set-up (`prepare`, outside the item's timed span) encodes every chunk of the snapshot that the vector
+store lacks, in one call of `batch_size` batches, into one contiguous float32 array; an item encodes
+only its query and ranks. The chunk text (`path:`, `kind:`, optional `symbol:`, `content:` lines,
+after the passage prefix), the query text (the canonical JSON the sample gives every arm, after the
+query prefix), the float32 dot product, the chunk order (score descending, then path, then chunk id)
+and the file ranking (each path at its first chunk) are the bench's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Iterable
+
+import numpy as np
+import orjson
+
+from pytest_retrieval_bench.arms.base import Answer, Request
+from pytest_retrieval_bench.arms.embedders import HASH, WORDLLAMA, EmbedOptions, LoadedModel, TextEmbedder, load_model, weights_digest
+from pytest_retrieval_bench.arms.lexical import NOT_APPLICABLE, RANKING_CAP
+from pytest_retrieval_bench.errors import ArmError
+from pytest_retrieval_bench.index.vectors import VectorStore, vectors_for
+
+PREFIX = "embed:"
+
+
+def chunk_text(row: dict[str, Any]) -> str:
+    """The bench's `chunk_text_for_embedding`."""
+    parts = [f"path: {row.get('path', '')}", f"kind: {row.get('kind', '')}"]
+    if row.get("symbol"):
+        parts.append(f"symbol: {row.get('symbol')}")
+    parts.append("content:")
+    parts.append(str(row.get("text", "")))
+    return "\n".join(parts)
+
+
+def checked_vectors(arm: str, output: Any, count: int, what: str) -> np.ndarray:
+    """An embedder's output as a (count, dim) float32 array; ArmError naming the arm otherwise."""
+    try:
+        array = np.asarray(output, dtype=np.float32)
+    except (TypeError, ValueError) as error:
+        raise ArmError(f"arm {arm!r}: the embedder returned {type(output).__name__} for {what}, not a 2-D float array ({error})") from None
+    if array.ndim != 2 or array.shape[0] != count or array.shape[1] == 0:
+        raise ArmError(f"arm {arm!r}: the embedder returned shape {tuple(array.shape)} for {count} {what}; expected ({count}, dim)")
+    if not np.isfinite(array).all():
+        raise ArmError(f"arm {arm!r}: the embedder returned a non-finite value for {what}")
+    return np.ascontiguousarray(array)
+
+
+@dataclass
+class Held:
+    """One snapshot's chunk vectors and the order keys of its chunks (one snapshot at a time)."""
+
+    key: str
+    vectors: np.ndarray
+    paths: np.ndarray
+    chunk_ids: np.ndarray
+    encoded: int
+    seconds: float
+
+
+@dataclass(eq=False)
+class EmbeddingArm:
+    """A dense arm: `embed:<model>` (wordllama or a SentenceTransformers model), or a user's embedder."""
+
+    name: str
+    model: str
+    options: EmbedOptions = field(default_factory=EmbedOptions)
+    #: a user's embedder (its output used as is); None loads `model` at the first set-up
+    embedder: TextEmbedder | None = None
+    uses_index: ClassVar[str] = "rows"
+    vector_store: VectorStore | None = None
+    #: told of each snapshot's encoding: (arm, snapshot key, texts, encoded, seconds)
+    on_encoded: Callable[[str, str, int, int, float], None] | None = None
+    _loaded: LoadedModel | None = field(default=None, repr=False)
+    _held: Held | None = field(default=None, repr=False)
+    _dimension: int | None = field(default=None, repr=False)
+
+    # -- identity --------------------------------------------------------------------------------
+    def model_identity(self) -> dict[str, Any]:
+        """What the vectors depend on: a different model, weights, prefix or normalisation is another arm."""
+        options = self.options
+        if self.embedder is not None:
+            metadata = getattr(self.embedder, "cache_metadata", None)
+            source = {"embedder": f"{type(self.embedder).__module__}.{type(self.embedder).__qualname__}",
+                      "model_name": str(getattr(self.embedder, "model_name", self.model)),
+                      "metadata": metadata() if callable(metadata) else None, "normalize": "as returned"}
+        else:
+            source = {"model": self.model, "weights_sha256": weights_digest(self.model), "normalize": options.normalize}
+        return {**source, "query_prefix": options.query_prefix, "passage_prefix": options.passage_prefix,
+                "batch_size": options.batch_size, "trust_remote_code": options.trust_remote_code}
+
+    @property
+    def identity(self) -> str:
+        text = orjson.dumps(self.model_identity(), option=orjson.OPT_SORT_KEYS)
+        return f"embedding:{self.model}:{hashlib.sha256(text).hexdigest()[:16]}"
+
+    def description(self) -> dict[str, Any]:
+        """The registration's record of the model: identity, library versions, device (once loaded)."""
+        loaded = self._loaded
+        return {**self.model_identity(), "dimension": self._dimension,
+                "device": loaded.device if loaded else ("cpu" if self.embedder is None and self.model in (HASH, WORDLLAMA) else None),
+                "libraries": {"numpy": np.__version__, **(loaded.libraries if loaded else {})}}
+
+    # -- set-up ----------------------------------------------------------------------------------
+    def _embedder(self) -> TextEmbedder:
+        if self.embedder is not None:
+            return self.embedder
+        if self._loaded is None:
+            try:
+                self._loaded = load_model(self.model, self.options)
+            except (RuntimeError, ImportError, OSError, ValueError) as error:
+                raise ArmError(f"arm {self.name!r}: {error}") from None
+        return self._loaded.embedder
+
+    def encode(self, texts: list[str], what: str) -> np.ndarray:
+        embedder = self._embedder()
+        try:
+            output = embedder.encode(texts, batch_size=self.options.batch_size)
+        except ArmError:
+            raise
+        except Exception as error:
+            raise ArmError(f"arm {self.name!r}: encoding {what} failed: {type(error).__name__}: {error}") from error
+        return checked_vectors(self.name, output, len(texts), what)
+
+    def dimension(self) -> int:
+        if self._dimension is None:
+            declared = getattr(self._embedder(), "dimension", None)
+            self._dimension = int(declared) if isinstance(declared, int) and declared > 0 else self.encode(["dimension"], "a probe text").shape[1]
+        return self._dimension
+
+    def vector_key(self) -> str:
+        identity = {**self.model_identity(), "dimension": self.dimension()}
+        identity.pop("batch_size")  # a batch's make-up may change a vector's last bits, but it stays that model's vector
+        return hashlib.sha256(orjson.dumps(identity, option=orjson.OPT_SORT_KEYS)).hexdigest()[:32]
+
+    def prepare(self, snapshot: Any) -> None:
+        """Encode the snapshot's chunks (those the vector store lacks) and hold them, one snapshot at a time."""
+        if self._held is not None and self._held.key == snapshot.key:
+            return
+        self._held = None  # the last snapshot's vectors go before this one's are made
+        rows = snapshot.chunk_row_list()
+        prefix = self.options.passage_prefix
+        texts = [prefix + chunk_text(row) for row in rows]
+        started = time.perf_counter()
+        dimension = self.dimension()
+        vectors, encoded = vectors_for(texts, self.vector_key(), self.vector_store, dimension,
+                                       lambda missing: self.encode(missing, f"{len(missing)} chunk texts"))
+        if vectors.shape[1] != dimension:
+            raise ArmError(f"arm {self.name!r}: the embedder returned {vectors.shape[1]} dimensions for chunks, {dimension} before")
+        seconds = time.perf_counter() - started
+        paths = np.array([str(row.get("path", "")) for row in rows], dtype=str)
+        chunk_ids = np.array([str(row.get("chunk_id", "")) for row in rows], dtype=str)
+        self._held = Held(snapshot.key, vectors, paths, chunk_ids, encoded, seconds)
+        if self.on_encoded is not None:
+            self.on_encoded(self.name, snapshot.key, len(texts), encoded, seconds)
+
+    # -- an item ---------------------------------------------------------------------------------
+    def ranked_chunks(self, query_text: str) -> np.ndarray:
+        """Chunk rows in the bench's order: score descending, then path, then chunk id."""
+        held = self._held
+        assert held is not None
+        query = self.encode([self.options.query_prefix + query_text], "the query")[0]
+        if query.shape[0] != held.vectors.shape[1]:
+            raise ArmError(f"arm {self.name!r}: the query vector has {query.shape[0]} dimensions, the chunks {held.vectors.shape[1]}")
+        scores = held.vectors @ query
+        return np.lexsort((held.chunk_ids, held.paths, -scores.astype(np.float64)))
+
+    def retrieve(self, request: Request) -> Answer:
+        if self._held is None or self._held.key != f"{request.repo}@{request.base_commit}":
+            self.prepare(request.snapshot)
+        held = self._held
+        assert held is not None
+        ranking: list[str] = []
+        seen: set[str] = set()
+        for row in self.ranked_chunks(request.query_text).tolist():
+            path = str(held.paths[row])
+            if path and path not in seen:
+                seen.add(path)
+                ranking.append(path)
+                if len(ranking) >= RANKING_CAP:
+                    break
+        return Answer(ranking=ranking, cache_state=NOT_APPLICABLE, extra={"chunks": len(held.paths)})
+
+
+def embedding_arm(name: str, embedder: TextEmbedder, **options: Any) -> EmbeddingArm:
+    """A user's embedder as a built-in-quality arm: the same chunk texts, cache, batching and ranking."""
+    return EmbeddingArm(name=name, model=str(getattr(embedder, "model_name", name)), options=EmbedOptions(**options), embedder=embedder)
+
+
+
+_NAMED = re.compile(r"embed:[^,*=\s]+")
+
+
+def named_embedding_arms(entries: Iterable[str], options: EmbedOptions) -> list[EmbeddingArm]:
+    """The `embed:<model>` arms that `--bench-arms` or `--bench-fuse` entries name, with the run's options."""
+    names: dict[str, None] = {}
+    for entry in entries:
+        for found in _NAMED.findall(entry):
+            names.setdefault(re.sub(r":k=[^:]*$", "", found), None)
+    return [EmbeddingArm(name=name, model=name[len(PREFIX):], options=options) for name in names if len(name) > len(PREFIX)]
