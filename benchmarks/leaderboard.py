@@ -7,9 +7,10 @@ eyuansu62/agent-retrieval-bench:
     python benchmarks/leaderboard.py --samples SAMPLES.jsonl --corpus CORPUS_DIR \\
         --bench-src AGENT_RETRIEVAL_BENCH_CHECKOUT [--bench-python PYTHON] [--max-snapshots N] [--repeat 3]
 
-The samples and snapshots are chosen as `benchmarks/release.py` chooses them (its helpers are
-used), and every measurement is a child process of its own, reaped with `os.wait4` so its CPU
-(user + sys) and peak RSS are its own. Each round runs, one after another:
+The samples and snapshots are chosen as `benchmarks/release.py` chooses them (both take their
+helpers from `benchmarks/release_runs.py`), and every measurement is a child process of its own,
+reaped with `os.wait4` so its CPU (user + sys) and peak RSS are its own. Each round runs, one
+after another:
 
 1. the floor: read every chunk file once (orjson over each line) and one bench-token pass
    (`bench_tokens`) over the file rows' text, one snapshot at a time;
@@ -42,7 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from release import (TOP, MB, Child, arguments, evaluator_corpus, fastest, iter_raw_lines, plugin_corpus, rankings, ratio, run_child, select_samples,
+from release_runs import (TOP, MB, Child, arguments, evaluator_corpus, fastest, iter_raw_lines, plugin_corpus, rankings, ratio, run_child, select_samples,
                      top_agreement)
 
 ARMS = ("arb-lexical", "arb-bm25", "arb-repomap")

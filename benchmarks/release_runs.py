@@ -1,0 +1,272 @@
+"""What `benchmarks/release.py` and `benchmarks/leaderboard.py` share: timed child processes, the
+samples and snapshots they choose, the read+tokenize floor, the corpora laid out for each side, the
+rankings read back from reports, the top-20 agreement with the bench, and the common options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_retrieval_bench.corpus.chunks import find_chunk_file, repo_slug
+from pytest_retrieval_bench.samples.reader import iter_sample_lines, open_zstd
+MB = 1_000_000
+TOP = 20
+EVALUATOR_RANKERS = {"lexical": "arb-lexical", "bm25": "arb-bm25"}  # the bench's ranker -> the plugin arm that reimplements it
+
+
+# --------------------------------------------------------------------------- child processes
+
+
+@dataclass
+class Child:
+    """What one finished child process cost (its own rusage, from os.wait4)."""
+
+    cpu: float
+    wall: float
+    rss_mb: float
+    stdout: str
+    #: every round's CPU seconds, when this is the fastest of several runs
+    all_cpu: tuple[float, ...] = ()
+
+
+def fastest(runs: list[Child]) -> Child:
+    """The run of least CPU (interference only ever adds time), with the peak RSS of them all and
+    every run's CPU kept for printing."""
+    best = min(runs, key=lambda child: child.cpu)
+    return Child(best.cpu, min(child.wall for child in runs), max(child.rss_mb for child in runs), best.stdout,
+                 tuple(child.cpu for child in runs))
+
+
+def run_child(label: str, command: list[str], cwd: Path, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,)) -> Child:
+    """Run one child to completion, output to files (no pipe can fill), and reap it with wait4 so
+    its CPU and peak RSS are its own, not a delta that another child could blur."""
+    out_path, err_path = cwd / f"{label}.stdout", cwd / f"{label}.stderr"
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        started = time.perf_counter()
+        try:
+            process = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=err)
+        except OSError as error:
+            sys.stderr.write(f"\n{label} could not start: {' '.join(command)}: {error}\n")
+            raise SystemExit(1) from error
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    stdout = out_path.read_text(errors="replace")
+    if process.returncode not in ok:
+        stderr = err_path.read_text(errors="replace")
+        sys.stderr.write(f"\n{label} failed (exit {process.returncode}): {' '.join(command)}\n--- stdout (tail)\n{stdout[-3000:]}\n"
+                         f"--- stderr (tail)\n{stderr[-3000:]}\n")
+        raise SystemExit(1)
+    rss = usage.ru_maxrss / 1024 if sys.platform != "darwin" else usage.ru_maxrss / (1024 * 1024)  # KiB on Linux, bytes on macOS
+    return Child(usage.ru_utime + usage.ru_stime, wall, rss, stdout)
+
+
+def own_rss_mb() -> float:
+    """This process's peak RSS: a bound below every child's ru_maxrss, printed to show it is small."""
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 1024 if sys.platform != "darwin" else peak / (1024 * 1024)
+
+
+# --------------------------------------------------------------------------- the floor (child)
+
+
+def iter_raw_lines(path: Path) -> Any:
+    """The chunk file's lines as bytes, streamed (zstd as the plugin reads it)."""
+    with path.open("rb") as raw:
+        if path.name.endswith(".zst"):
+            with open_zstd(raw) as stream:
+                yield from stream
+        else:
+            yield from raw
+
+
+def floor(chunk_files: list[Path]) -> dict[str, Any]:
+    """Child mode: the least work any ranker of these chunk files must do, part by part, one
+    snapshot at a time (as the plugin holds one at a time); sizes are counted afterwards, untimed."""
+    import orjson
+
+    from pytest_retrieval_bench.index.tokens import bench_tokens, word_run_bytes
+
+    clock = time.process_time
+    parts = {"read": 0.0, "line-range check": 0.0, "tokenize": 0.0, "identifier runs": 0.0}
+    sizes = {"snapshots": 0, "rows": 0, "file_rows": 0, "symbol_rows": 0, "other_rows": 0, "line_range_symbols": 0,
+             "distinct_texts": 0, "tokens": 0, "word_runs": 0, "file_text_bytes": 0, "chunk_text_bytes": 0}
+    for path in chunk_files:
+        started = clock()
+        rows = [orjson.loads(line) for line in iter_raw_lines(path) if line.strip()]
+        checked = clock()
+        parts["read"] += checked - started
+
+        files = {row["path"]: row["text"] for row in rows if row.get("kind") == "file" and isinstance(row.get("text"), str)}
+        lines: dict[str, list[str]] = {}
+        distinct = dict.fromkeys(files.values())
+        ranged = 0
+        for row in rows:
+            if row.get("kind") == "file":
+                continue
+            text, file_text = row.get("text"), files.get(row.get("path"))
+            if not isinstance(text, str):
+                continue
+            start, end = row.get("start_line"), row.get("end_line")
+            if row.get("kind") == "symbol" and file_text is not None and isinstance(start, int) and isinstance(end, int) and start >= 1:
+                split = lines.get(row["path"])
+                if split is None:
+                    split = lines[row["path"]] = file_text.split("\n")
+                if "\n".join(split[start - 1 : end]).strip() == text:
+                    ranged += 1
+                    continue
+            distinct[text] = None
+        del lines
+        tokenizing = clock()
+        parts["line-range check"] += tokenizing - checked
+
+        tokens = sum(len(bench_tokens(text)) for text in distinct)
+        running = clock()
+        parts["tokenize"] += running - tokenizing
+
+        runs = sum(len(word_run_bytes(text)) for text in files.values())  # the fastest identifier-run pass there is
+        parts["identifier runs"] += clock() - running
+
+        kinds = [row.get("kind") for row in rows]
+        sizes["snapshots"] += 1
+        sizes["rows"] += len(rows)
+        sizes["file_rows"] += kinds.count("file")
+        sizes["symbol_rows"] += kinds.count("symbol")
+        sizes["other_rows"] += len(rows) - kinds.count("file") - kinds.count("symbol")
+        sizes["line_range_symbols"] += ranged
+        sizes["distinct_texts"] += len(distinct)
+        sizes["tokens"] += tokens
+        sizes["word_runs"] += runs
+        sizes["file_text_bytes"] += sum(len(text.encode("utf-8", errors="surrogatepass")) for text in files.values())
+        sizes["chunk_text_bytes"] += sum(len(row["text"].encode("utf-8", errors="surrogatepass")) for row in rows if isinstance(row.get("text"), str))
+        del rows, files, distinct
+    return {"parts": parts, "sizes": sizes}
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def select_samples(samples: Path, corpus: Path, max_snapshots: int | None, out: Path) -> tuple[list[tuple[str, str, Path]], int, dict[str, int]]:
+    """Write the samples of the chosen snapshots to `out`: (snapshots with their chunk files, samples kept, left out by reason)."""
+    chunk_files: dict[tuple[str, str], Path | None] = {}
+    chosen: list[tuple[str, str]] = []
+    kept = 0
+    left_out = {"snapshot not in corpus": 0, "snapshot beyond --max-snapshots": 0, "no repo/base_commit": 0}
+    with out.open("wb") as written:
+        for line in iter_sample_lines(samples):
+            if not line.text.strip():
+                continue
+            sample = json.loads(line.text)
+            repo, commit = sample.get("repo"), sample.get("base_commit")
+            if not isinstance(repo, str) or not isinstance(commit, str):
+                left_out["no repo/base_commit"] += 1
+                continue
+            key = (repo, commit)
+            if key not in chunk_files:
+                chunk_files[key] = find_chunk_file(corpus, repo, commit)
+            if chunk_files[key] is None:
+                left_out["snapshot not in corpus"] += 1
+                continue
+            if key not in chosen:
+                if max_snapshots is not None and len(chosen) >= max_snapshots:
+                    left_out["snapshot beyond --max-snapshots"] += 1
+                    continue
+                chosen.append(key)
+            written.write(line.text.rstrip(b"\r\n") + b"\n")
+            kept += 1
+    return [(repo, commit, chunk_files[(repo, commit)]) for repo, commit in chosen], kept, left_out  # type: ignore[misc]
+
+
+def plugin_corpus(snapshots: list[tuple[str, str, Path]], directory: Path) -> Path:
+    """A corpus directory of the chosen snapshots only (links to their chunk files), as the
+    evaluator's manifest names only them: the plugin's registration hashes every chunk file of
+    its corpus directory, and the others are no part of the work compared."""
+    for repo, commit, path in snapshots:
+        link = directory / repo_slug(repo) / f"{commit}{'.chunks.jsonl.zst' if path.name.endswith('.zst') else '.chunks.jsonl'}"
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(path.resolve())
+    return directory
+
+
+def evaluator_corpus(snapshots: list[tuple[str, str, Path]], directory: Path) -> None:
+    """A manifest the bench's evaluator can open from any working directory: absolute plain-JSONL paths."""
+    directory.mkdir()
+    with (directory / "corpus_manifest.jsonl").open("w") as manifest:
+        for repo, commit, path in snapshots:
+            if path.name.endswith(".zst"):
+                plain = directory / repo_slug(repo) / f"{commit}.chunks.jsonl"
+                plain.parent.mkdir(parents=True, exist_ok=True)
+                with path.open("rb") as raw, open_zstd(raw) as stream, plain.open("wb") as target:
+                    shutil.copyfileobj(stream, target, 1 << 20)
+                path = plain
+            manifest.write(json.dumps({"repo": repo, "base_commit": commit, "status": "ok", "chunks_path": str(path.resolve())}) + "\n")
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def without_volatile(value: Any) -> Any:
+    """A report without what may differ between two runs of the same rows: `wall_ms` and `latency`."""
+    if isinstance(value, dict):
+        return {key: without_volatile(item) for key, item in value.items() if key not in ("wall_ms", "latency")}
+    if isinstance(value, list):
+        return [without_volatile(item) for item in value]
+    return value
+
+
+def rankings(report: dict[str, Any]) -> dict[tuple[str, str], Any]:
+    return {(entry["id"], arm): record.get("ranking") for entry in report["details"] for arm, record in entry["arms"].items()}
+
+
+def metrics(report: dict[str, Any]) -> dict[tuple[str, str], Any]:
+    return {(entry["id"], arm): record.get("metrics") for entry in report["details"] for arm, record in entry["arms"].items()}
+
+
+def differing_keys(cold: dict[str, Any], warm: dict[str, Any]) -> list[str]:
+    return sorted(key for key in set(cold) | set(warm) if without_volatile(cold.get(key)) != without_volatile(warm.get(key)))
+
+
+def top_agreement(details: list[dict[str, Any]], plugin_rankings: dict[tuple[str, str], Any], arm: str) -> tuple[int, int]:
+    """(equal, compared): how many of the bench's top-TOP file lists equal the plugin's ranking of `arm`.
+
+    The plugin removes a sample's given files (a comment2context row's reviewed file) from every
+    ranking, the bench does not: they are taken out of its list before comparing."""
+    same = compared = 0
+    for detail in details:
+        ours = plugin_rankings.get((detail["sample_id"], arm))
+        if ours is not None:
+            compared += 1
+            theirs = [path for path in list(detail.get("top_files") or [])[:TOP] if path in set(ours)]
+            same += list(ours[: len(theirs)]) == theirs
+    return same, compared
+
+
+# --------------------------------------------------------------------------- main
+
+
+def ratio(numerator: float, denominator: float) -> str:
+    return f"{numerator / denominator:.2f}x" if denominator > 0 else "n/a"
+
+
+def arguments(doc: str | None, bench_src_required: bool) -> argparse.ArgumentParser:
+    """The options of a benchmark that runs the plugin and the bench's commands on a release corpus."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    parser.add_argument("--samples", type=Path, required=True, help="ARB sample rows (.jsonl, .jsonl.zst or a release .tar.zst)")
+    parser.add_argument("--corpus", type=Path, required=True, help="a release corpus directory made by the bench's builder")
+    parser.add_argument("--bench-src", type=Path, required=bench_src_required, help="a checkout of eyuansu62/agent-retrieval-bench, whose commands are run")
+    parser.add_argument("--bench-python", default=sys.executable, help="the Python that runs the bench's commands (default: this one)")
+    parser.add_argument("--max-snapshots", type=int, help="only the samples of the first N snapshots named by the samples")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of every timed run; each figure is the least CPU of its rounds")
+    parser.add_argument("--floor-of", type=Path, help=argparse.SUPPRESS)  # child mode: a JSON list of chunk files
+    return parser
