@@ -36,14 +36,13 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from release_runs import (TOP, MB, Child, arguments, evaluator_corpus, fastest, iter_raw_lines, plugin_corpus, rankings, ratio, run_child, select_samples,
+from release_runs import (TOP, MB, Child, parsed_arguments, evaluator_corpus, fastest, iter_raw_lines, plugin_corpus, rankings, ratio, run_child, select_samples,
                      top_agreement)
 
 ARMS = ("arb-lexical", "arb-bm25", "arb-repomap")
@@ -82,18 +81,10 @@ def detail_lines(path: Path) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = arguments(__doc__, bench_src_required=True)
-    args = parser.parse_args(argv)
-    if args.floor_of is not None:
-        print(json.dumps(floor([Path(path) for path in json.loads(args.floor_of.read_text())])))
+    args = parsed_arguments(__doc__, argv, "repomap_eval.py", bench_src_required=True, floor_of=floor)
+    if args is None:
         return 0
-    if args.repeat < 1 or (args.max_snapshots is not None and args.max_snapshots < 1):
-        parser.error("--repeat and --max-snapshots must be at least 1")
     bench_package = args.bench_src.resolve() / "src"
-    if not (bench_package / "agent_retrieval_bench" / "repomap_eval.py").is_file():
-        parser.error(f"--bench-src: no src/agent_retrieval_bench/repomap_eval.py under {args.bench_src}")
-    if shutil.which(args.bench_python) is None:
-        parser.error(f"--bench-python {args.bench_python} is not an executable")
 
     print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, PYTHONHASHSEED={os.environ.get('PYTHONHASHSEED', 'random')}")
     with tempfile.TemporaryDirectory(prefix="leaderboard-bench-") as scratch:

@@ -58,35 +58,21 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 
-from release_runs import (Child, EVALUATOR_RANKERS, MB, TOP, arguments, differing_keys, evaluator_corpus, fastest, floor, metrics, own_rss_mb, plugin_corpus, rankings, ratio, run_child,
+from release_runs import (Child, EVALUATOR_RANKERS, MB, TOP, floor, parsed_arguments, differing_keys, evaluator_corpus, fastest, metrics, own_rss_mb, plugin_corpus, rankings, ratio, run_child,
                           select_samples, top_agreement, without_volatile)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = arguments(__doc__, bench_src_required=False)
-    args = parser.parse_args(argv)
-    if args.floor_of is not None:
-        print(json.dumps(floor([Path(path) for path in json.loads(args.floor_of.read_text())])))
+    args = parsed_arguments(__doc__, argv, "selective_eval.py", bench_src_required=False, floor_of=floor)
+    if args is None:
         return 0
-    if args.max_snapshots is not None and args.max_snapshots < 1:
-        parser.error("--max-snapshots must be at least 1")
-    if args.repeat < 1:
-        parser.error("--repeat must be at least 1")
-    for what, path in (("--samples", args.samples), ("--corpus", args.corpus)):
-        if not path.exists():
-            parser.error(f"{what} {path} does not exist")
     bench_package = args.bench_src.resolve() / "src" if args.bench_src else None
-    if bench_package is not None and not (bench_package / "agent_retrieval_bench" / "selective_eval.py").is_file():
-        parser.error(f"--bench-src: no src/agent_retrieval_bench/selective_eval.py under {args.bench_src}")
-    if bench_package is not None and shutil.which(args.bench_python) is None:
-        parser.error(f"--bench-python {args.bench_python} is not an executable")
     samples_in, corpus = args.samples.resolve(), args.corpus.resolve()
 
     print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, PYTHONHASHSEED={os.environ.get('PYTHONHASHSEED', 'random')}")

@@ -14,7 +14,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pytest_retrieval_bench.corpus.chunks import find_chunk_file, repo_slug
 from pytest_retrieval_bench.samples.reader import iter_sample_lines, open_zstd
@@ -270,3 +270,28 @@ def arguments(doc: str | None, bench_src_required: bool) -> argparse.ArgumentPar
     parser.add_argument("--repeat", type=int, default=1, help="rounds of every timed run; each figure is the least CPU of its rounds")
     parser.add_argument("--floor-of", type=Path, help=argparse.SUPPRESS)  # child mode: a JSON list of chunk files
     return parser
+
+
+def parsed_arguments(doc: str | None, argv: list[str] | None, bench_module: str, bench_src_required: bool,
+                     floor_of: Callable[[list[Path]], dict[str, Any]]) -> argparse.Namespace | None:
+    """The checked options of a benchmark; None after its child mode (printing `floor_of` the listed
+    chunk files) has run. `bench_module` is the bench's module a `--bench-src` checkout must hold.
+    """
+    parser = arguments(doc, bench_src_required)
+    args = parser.parse_args(argv)
+    if args.floor_of is not None:
+        print(json.dumps(floor_of([Path(path) for path in json.loads(args.floor_of.read_text())])))
+        return None
+    if args.max_snapshots is not None and args.max_snapshots < 1:
+        parser.error("--max-snapshots must be at least 1")
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    for what, path in (("--samples", args.samples), ("--corpus", args.corpus)):
+        if not path.exists():
+            parser.error(f"{what} {path} does not exist")
+    if args.bench_src is not None:
+        if not (args.bench_src.resolve() / "src" / "agent_retrieval_bench" / bench_module).is_file():
+            parser.error(f"--bench-src: no src/agent_retrieval_bench/{bench_module} under {args.bench_src}")
+        if shutil.which(args.bench_python) is None:
+            parser.error(f"--bench-python {args.bench_python} is not an executable")
+    return args
