@@ -1,4 +1,5 @@
-"""Progress of a snapshot whose set-up is long: files read, indexes made, elapsed, time left.
+"""Progress of a snapshot whose set-up is long: files read, indexes made, elapsed, time left; and
+of an embedding arm encoding a snapshot's chunks: texts encoded, rate, time left.
 
 Nothing for the first `bench_progress_after` seconds of a set-up (2 by default), so a quick one
 prints nothing. On a terminal: one line of text after what pytest has on its current line,
@@ -14,6 +15,7 @@ from __future__ import annotations
 import math
 import time
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Iterator
 
 import pytest
@@ -55,6 +57,22 @@ def showing_setup(config: pytest.Config, key: str) -> ContextManager[Callable[[S
     return display.showing(key) if display is not None else nullcontext(None)
 
 
+def showing_encoding(config: pytest.Config, arm: str, key: str) -> ContextManager[Callable[[int, int], None] | None]:
+    """Around one arm's encoding of a snapshot's chunks: yields `(encoded, to encode)`, or None."""
+    display = config.stash.get(DISPLAY_KEY, None)
+    return display.encoding(arm, key) if display is not None else nullcontext(None)
+
+
+@dataclass(frozen=True)
+class Wording:
+    """What one kind of long work is called on its lines, and how its counts read."""
+
+    heading: str  # "setting up gin@1a2b3c4"
+    ending: str  # "set-up of gin@1a2b3c4"
+    describe: Callable[[Any, float], str]
+    final: Callable[[Any], str]
+
+
 def describe(counts: SetupCounts, elapsed: float) -> str:
     """`1200/5000 files read, 0/2 indexes, 3.1 s, about 8 s left` (what is known so far)."""
     total = counts.files_total
@@ -85,10 +103,19 @@ class SetupDisplay:
         self.after = after
         self.clock = clock if clock is not None else _now
 
+    def showing(self, key: str) -> ContextManager[Callable[[SetupCounts], None]]:
+        shown = short_key(key)
+        return self._line(Wording(f"setting up {shown}", f"set-up of {shown}", describe, describe_final))
+
+    def encoding(self, arm: str, key: str) -> ContextManager[Callable[[int, int], None]]:
+        shown = f"{short_key(key)} for {arm}"
+        line = self._line(Wording(f"encoding {shown}", f"encoding of {shown}", describe_encoded, describe_encoded_final))
+        return _counting(line)
+
     @contextmanager
-    def showing(self, key: str) -> Iterator[Callable[[SetupCounts], None]]:
+    def _line(self, wording: Wording) -> Iterator[Callable[[Any], None]]:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        line = _SetupLine(self, key, bool(getattr(reporter, "isatty", False)))
+        line = _SetupLine(self, wording, bool(getattr(reporter, "isatty", False)))
         try:
             yield line.update
         except BaseException:
@@ -104,31 +131,31 @@ class SetupDisplay:
 class _SetupLine:
     """One set-up's output: silent until `after`, then in place (terminal) or plain lines."""
 
-    def __init__(self, display: SetupDisplay, key: str, tty: bool):
+    def __init__(self, display: SetupDisplay, wording: Wording, tty: bool):
         self.display = display
-        self.key = short_key(key)
+        self.wording = wording
         self.tw = display.config.get_terminal_writer()
         self.raw = getattr(self.tw, "_file", None)  # on a terminal, written past the writer so its line width stays pytest's
         self.tty = tty and self.raw is not None
         self.started = display.clock()
         self.due = self.started + display.after
-        self.counts: SetupCounts | None = None
+        self.counts: Any = None
         self.shown = 0  # terminal: characters of ours after pytest's cursor
         self.printed = False  # plain: whether a line was written
         self.resume = ""  # plain: pytest's current line, written again when the set-up ends
 
-    def update(self, counts: SetupCounts) -> None:
+    def update(self, counts: Any) -> None:
         now = self.display.clock()
         if now < self.due:
             return
         self.due = now + (TTY_EVERY if self.tty else PLAIN_EVERY)
         self.counts = counts
-        text = describe(counts, now - self.started)
+        text = self.wording.describe(counts, now - self.started)
         with self.display.terminal():
             if self.tty:
                 self._in_place(f"[{text}]")
             else:
-                self._plain(f"retrieval-bench: setting up {self.key}: {text}")
+                self._plain(f"retrieval-bench: {self.wording.heading}: {text}")
 
     def _in_place(self, text: str) -> None:
         room = self.tw.fullwidth - self.tw.width_of_current_line - 1
@@ -156,10 +183,43 @@ class _SetupLine:
         elif self.printed and self.counts is not None:
             elapsed = self.display.clock() - self.started
             with self.display.terminal():
-                self.tw.line(f"retrieval-bench: set-up of {self.key} {how} after {elapsed:.1f} s: {describe_final(self.counts)}")
+                self.tw.line(f"retrieval-bench: {self.wording.ending} {how} after {elapsed:.1f} s: {self.wording.final(self.counts)}")
                 self.tw.write(self.resume, flush=True)
 
 
 def describe_final(counts: SetupCounts) -> str:
     text = f"{counts.files_read} files read"
     return text + (f", {counts.indexes_done}/{counts.indexes_total} indexes" if counts.indexes_total else "")
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """An encoding's counts: distinct texts encoded so far, of those to encode, and the seconds it took."""
+
+    done: int
+    total: int
+    seconds: float
+
+
+@contextmanager
+def _counting(line: ContextManager[Callable[[Any], None]]) -> Iterator[Callable[[int, int], None]]:
+    """`(encoded, to encode)` calls as `Encoded` counts, timed from the start of the encoding."""
+    started = time.monotonic()
+    with line as update:
+        yield lambda done, total: update(Encoded(done, total, time.monotonic() - started))
+
+
+def describe_encoded(counts: Encoded, elapsed: float) -> str:
+    """`4096/10142 chunk texts encoded, 410/s, 10.0 s, about 15 s left`."""
+    parts = [f"{counts.done}/{counts.total} chunk texts encoded"]
+    rate = counts.done / counts.seconds if counts.seconds > 0 else None
+    if rate:
+        parts.append(f"{rate:.0f}/s")
+    parts.append(f"{elapsed:.1f} s")
+    if rate and counts.done < counts.total:
+        parts.append(f"about {(counts.total - counts.done) / rate:.0f} s left")
+    return ", ".join(parts)
+
+
+def describe_encoded_final(counts: Encoded) -> str:
+    return f"{counts.done}/{counts.total} chunk texts encoded"

@@ -201,3 +201,36 @@ def test_a_second_commit_encodes_only_the_texts_it_does_not_share(tmp_path: Path
     assert np.array_equal(second, embedder.encode(["c d", "a b", "g h"]))
     _, fresh = vectors_for(["a b"], "another model", store, 16, encode)
     assert fresh == 1  # vectors of one model are never another's
+
+
+def test_distinct_texts_are_encoded_in_the_bench_s_windows_and_each_window_is_kept_as_it_comes(tmp_path: Path) -> None:
+    from pytest_retrieval_bench.index.vectors import encode_window
+
+    assert [encode_window(size) for size in (1, 2, 32, 64)] == [256, 256, 4096, 4096]  # the bench's window rule
+    store = VectorStore(tmp_path)
+    embedder = HashingEmbedder(dimension=8)
+    texts = [f"text {number % 7}" for number in range(12)]  # 7 distinct texts, repeated
+    calls: list[list[str]] = []
+    heard: list[tuple[int, int]] = []
+
+    def encode(batch: list[str]) -> np.ndarray:
+        calls.append(batch)
+        return embedder.encode(batch)
+
+    vectors, fresh = vectors_for(texts, "model", store, 8, encode, window=3, progress=lambda done, total: heard.append((done, total)))
+    assert fresh == 7
+    assert calls == [["text 0", "text 1", "text 2"], ["text 3", "text 4", "text 5"], ["text 6"]]  # first appearance, 3 at a time
+    assert heard == [(3, 7), (6, 7), (7, 7)]
+    assert np.array_equal(vectors, embedder.encode(texts))
+
+    def interrupted(batch: list[str]) -> np.ndarray:
+        if "new 3" in batch:
+            raise KeyboardInterrupt
+        return embedder.encode(batch)
+
+    more = [f"new {number}" for number in range(6)]
+    with pytest.raises(KeyboardInterrupt):
+        vectors_for(more, "model", store, 8, interrupted, window=3)
+    calls.clear()
+    _, fresh = vectors_for(more, "model", store, 8, encode, window=3)
+    assert fresh == 3 and calls == [["new 3", "new 4", "new 5"]]  # the window done before the interrupt was kept

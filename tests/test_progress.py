@@ -161,3 +161,33 @@ def test_the_store_counts_a_directory_snapshot_as_it_sets_it_up(tmp_path: Path, 
     assert seen[-1][2] == len(kinds) and seen[-1][3] == 1.0
     shares = [share for *_, share in seen if share is not None]
     assert shares == sorted(shares)
+
+
+ENCODING = re.compile(r"^retrieval-bench: encoding (\S+) for dense: (\d+)/(\d+) chunk texts encoded, \d+/s, \d+\.\d s$")
+ENCODED = re.compile(r"^retrieval-bench: encoding of (\S+) for dense done after \d+\.\d s: (\d+)/(\d+) chunk texts encoded$")
+DENSE_ARM = """
+
+from pytest_retrieval_bench import embedding_arm
+from pytest_retrieval_bench.arms.hashing_embedder import HashingEmbedder
+
+def pytest_retrieval_bench_arms(config):
+    return [embedding_arm("dense", HashingEmbedder())]
+"""
+
+
+def test_an_embedding_arm_shows_its_encoding_and_a_warm_run_has_nothing_to_show(release_bench: pytest.Pytester) -> None:
+    release_bench.makeconftest(SLOW_CLOCK + DENSE_ARM)
+    args = ("--bench-arms=dense", "-o", "bench_progress_after=0", "--bench-cache-dir=cache")
+    quiet = run(release_bench, "--bench-arms=dense", "-o", "bench_progress_after=100000", "--bench-no-cache")
+    cold = run(release_bench, *args)
+    assert quiet.ret == cold.ret == 0, cold.stdout.str()[-2000:]
+    assert not [line for line in quiet.outlines if ENCODING.match(line) or ENCODED.match(line)]
+    encoding = {match[1]: (int(match[2]), int(match[3])) for line in cold.outlines if (match := ENCODING.match(line))}
+    done = {match[1]: (int(match[2]), int(match[3])) for line in cold.outlines if (match := ENCODED.match(line))}
+    assert set(encoding) == set(done) == SNAPSHOTS
+    for key, (encoded, total) in done.items():
+        assert encoded == total == encoding[key][1] > 0, key  # every distinct chunk text of the snapshot, then done
+    assert pytest_lines(cold.outlines) == pytest_lines(quiet.outlines)  # the dots and percentages stay as they were
+    warm = run(release_bench, *args)
+    assert warm.ret == 0
+    assert not [line for line in warm.outlines if ENCODING.match(line) or ENCODED.match(line)]  # every vector from the cache

@@ -1,8 +1,8 @@
 """`embed:<model>`: dense retrieval over the snapshot's chunks, exactly as the bench's `embedding_eval`.
 
-Set-up (`prepare`, outside the item's timed span) encodes every chunk of the snapshot that the vector
-store lacks, in one call of `batch_size` batches, into one contiguous float32 array; an item encodes
-only its query and ranks. The chunk text (`path:`, `kind:`, optional `symbol:`, `content:` lines,
+Set-up (`prepare`, outside the item's timed span) encodes every distinct chunk text of the snapshot
+that the vector store lacks, in the bench's shared-text-cache windows of `batch_size` batches, into
+one contiguous float32 array; an item encodes only its query and ranks. The chunk text (`path:`, `kind:`, optional `symbol:`, `content:` lines,
 after the passage prefix), the query text (the canonical JSON the sample gives every arm, after the
 query prefix), the float32 dot product, the chunk order (score descending, then path, then chunk id)
 and the file ranking (each path at its first chunk) are the bench's.
@@ -14,7 +14,8 @@ import hashlib
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable
+from contextlib import nullcontext
+from typing import Any, Callable, ClassVar, ContextManager, Iterable
 
 import numpy as np
 import orjson
@@ -23,7 +24,7 @@ from pytest_retrieval_bench.arms.base import Answer, Request
 from pytest_retrieval_bench.arms.embedders import HASH, WORDLLAMA, EmbedOptions, LoadedModel, TextEmbedder, load_model, weights_digest
 from pytest_retrieval_bench.arms.lexical import NOT_APPLICABLE, RANKING_CAP
 from pytest_retrieval_bench.errors import ArmError
-from pytest_retrieval_bench.index.vectors import VectorStore, vectors_for
+from pytest_retrieval_bench.index.vectors import VectorStore, encode_window, vectors_for
 
 PREFIX = "embed:"
 
@@ -76,6 +77,8 @@ class EmbeddingArm:
     vector_store: VectorStore | None = None
     #: told of each snapshot's encoding: (arm, snapshot key, texts, encoded, seconds)
     on_encoded: Callable[[str, str, int, int, float], None] | None = None
+    #: (arm, snapshot key) -> a context yielding the `(encoded, to encode)` callback of a progress display, or None
+    show_encoding: Callable[[str, str], ContextManager[Callable[[int, int], None] | None]] | None = None
     _loaded: LoadedModel | None = field(default=None, repr=False)
     _held: Held | None = field(default=None, repr=False)
     _dimension: int | None = field(default=None, repr=False)
@@ -148,10 +151,17 @@ class EmbeddingArm:
         texts = [prefix + chunk_text(row) for row in rows]
         started = time.perf_counter()
         dimension = self.dimension()
-        vectors, encoded = vectors_for(texts, self.vector_key(), self.vector_store, dimension,
-                                       lambda missing: self.encode(missing, f"{len(missing)} chunk texts"))
-        if vectors.shape[1] != dimension:
-            raise ArmError(f"arm {self.name!r}: the embedder returned {vectors.shape[1]} dimensions for chunks, {dimension} before")
+
+        def encode_chunks(missing: list[str]) -> np.ndarray:
+            vectors = self.encode(missing, f"{len(missing)} chunk texts")
+            if vectors.shape[1] != dimension:
+                raise ArmError(f"arm {self.name!r}: the embedder returned {vectors.shape[1]} dimensions for chunks, {dimension} before")
+            return vectors
+
+        showing = self.show_encoding(self.name, snapshot.key) if self.show_encoding is not None else nullcontext(None)
+        with showing as progress:
+            vectors, encoded = vectors_for(texts, self.vector_key(), self.vector_store, dimension, encode_chunks,
+                                           encode_window(self.options.batch_size), progress)
         seconds = time.perf_counter() - started
         paths = np.array([str(row.get("path", "")) for row in rows], dtype=str)
         chunk_ids = np.array([str(row.get("chunk_id", "")) for row in rows], dtype=str)

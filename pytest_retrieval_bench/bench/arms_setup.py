@@ -3,6 +3,7 @@ ini, fixture arms from loaded plugins and conftests, and fusions of them (declar
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.index.cache_writes import CacheWrites
 from pytest_retrieval_bench.index.vectors import VectorStore
 from pytest_retrieval_bench.options import Settings
+from pytest_retrieval_bench.progress import showing_encoding
 from pytest_retrieval_bench.report.registration import arm_identity
 
 
@@ -64,12 +66,14 @@ def matched_arms(snapshot_latency: bool, role: str, arm_names: list[str], arms: 
     return matched
 
 
-def bind_vector_stores(arms: dict[str, Any], directory: Path | None, writes: CacheWrites) -> None:
-    """Every embedding arm (built-in or a user's) keeps its vectors in the run's vector cache (none: `--bench-no-cache`)."""
+def bind_embedding_arms(config: pytest.Config, arms: dict[str, Any], directory: Path | None, writes: CacheWrites) -> None:
+    """Every embedding arm (built-in or a user's) keeps its vectors in the run's vector cache (none:
+    `--bench-no-cache`) and shows its encoding on this process's progress display, if any."""
     store = VectorStore(directory, writes) if directory is not None else None
     for arm in arms.values():
         if isinstance(arm, EmbeddingArm):
             arm.vector_store = store
+            arm.show_encoding = functools.partial(showing_encoding, config)
 
 
 def embedding_models(arms: dict[str, Any], selected: list[str]) -> dict[str, dict[str, Any]]:

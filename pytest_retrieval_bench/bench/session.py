@@ -38,7 +38,7 @@ from pytest_retrieval_bench.report.registration import (build_registration, chec
                                                          latency_registration, registration_drift, sidecar_path)
 from pytest_retrieval_bench.report.build import build_report
 from pytest_retrieval_bench.arms.deadline import arm_time_limit
-from pytest_retrieval_bench.bench.arms_setup import bind_vector_stores, configured_arms, dense_device, embedding_models, matched_arms, variant_aliases
+from pytest_retrieval_bench.bench.arms_setup import bind_embedding_arms, configured_arms, dense_device, embedding_models, matched_arms, variant_aliases
 from pytest_retrieval_bench.bench.finish import load_baseline, outputs_of, publish
 from pytest_retrieval_bench.bench.node_ids import SnapshotKey, parse_node_id
 from pytest_retrieval_bench.bench.saved_runs import save_published, with_compared_baseline
@@ -100,7 +100,7 @@ class BenchSession:
         self._require_snapshot_source()
         self._cache_writes = CacheWrites(None if settings.no_cache else self.cache_dir())  # shared: a full disk stops every cache write
         self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache())
-        bind_vector_stores(self.arms, None if settings.no_cache else self.cache_dir() / "vectors", self._cache_writes)
+        bind_embedding_arms(config, self.arms, None if settings.no_cache else self.cache_dir() / "vectors", self._cache_writes)
         self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION,
                                                config.rootpath, content_digests=role != "worker", digest_of=self._file_digests.sha256 if self._file_digests else file_sha256)
         self.matched: dict[str, MatchedLatency] = matched_arms(settings.snapshot_latency, role, self.arm_names, self.arms)

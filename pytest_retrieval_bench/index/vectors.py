@@ -106,26 +106,43 @@ class VectorStore:
         self.writes.write(folder / f"{name}.ids", seal(IDS_MAGIC, b"".join(digests)))
 
 
+#: the bench's shared text cache encodes its misses in windows of 128 batches, 256 to 4,096 texts
+WINDOW_BATCHES, WINDOW_MIN, WINDOW_MAX = 128, 256, 4_096
+
+
+def encode_window(batch_size: int) -> int:
+    """How many texts one encode call takes: the bench's `shared_text_cache_encode_window_size`."""
+    return min(WINDOW_MAX, max(WINDOW_MIN, max(1, batch_size) * WINDOW_BATCHES))
+
+
 def vectors_for(texts: Sequence[str], model_key: str, store: VectorStore | None, dim: int | None,
-                encode: Callable[[list[str]], np.ndarray]) -> tuple[np.ndarray, int]:
+                encode: Callable[[list[str]], np.ndarray], window: int = WINDOW_MAX,
+                progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, int]:
     """One contiguous float32 array of the texts' vectors, in order, and how many texts were encoded.
 
-    The texts the store lacks are encoded in one call, in their order (duplicates too), so with an
-    empty store the call is the bench's own: the same texts in the same batches.
+    The distinct texts the store lacks are encoded in their order of first appearance, `window`
+    at a time, as the bench's shared text cache encodes its misses (so with an empty store the
+    calls are the bench's own: the same texts in the same batches). Each call's vectors are stored
+    as they come, so an interrupted set-up keeps what it encoded; `progress` hears
+    `(texts encoded, texts to encode)` after each call.
     """
     digests = [text_digest(text) for text in texts]
     found = store.lookup(model_key, set(digests), dim) if store is not None and dim is not None else {}
-    missing = [row for row, digest in enumerate(digests) if digest not in found]
-    encoded = encode([texts[row] for row in missing]) if missing else None
-    width = encoded.shape[1] if encoded is not None else (dim or 0)
-    out = np.empty((len(texts), width), dtype=np.float32)
+    first_row: dict[bytes, int] = {}
     for row, digest in enumerate(digests):
-        if digest in found:
-            out[row] = found[digest]
-    if encoded is not None:
-        out[missing] = encoded
+        if digest not in found:
+            first_row.setdefault(digest, row)
+    missing = list(first_row)
+    for start in range(0, len(missing), window):
+        part = missing[start:start + window]
+        encoded = encode([texts[first_row[digest]] for digest in part])
+        dim = encoded.shape[1]  # the caller's `encode` holds every call to one dimension
+        found.update(zip(part, encoded))
         if store is not None:
-            fresh = dict.fromkeys(digests[row] for row in missing)
-            first = {digests[row]: at for at, row in reversed(list(enumerate(missing)))}
-            store.store(model_key, list(fresh), encoded[[first[digest] for digest in fresh]])
+            store.store(model_key, part, encoded)
+        if progress is not None:
+            progress(min(start + window, len(missing)), len(missing))
+    out = np.empty((len(texts), dim or 0), dtype=np.float32)
+    for row, digest in enumerate(digests):
+        out[row] = found[digest]
     return out, len(missing)
