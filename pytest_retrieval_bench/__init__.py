@@ -2,8 +2,8 @@
 
 from pytest_retrieval_bench.arms.base import Answer, Arm, Request, SnapshotHandle
 from pytest_retrieval_bench.arms.embedding import embedding_arm
-from pytest_retrieval_bench.arms.fixture_arms import arm
+from pytest_retrieval_bench.arms.fixture_arms import arm, embedder
 
 __version__ = "0.1.0"
 
-__all__ = ["Answer", "Arm", "Request", "SnapshotHandle", "__version__", "arm", "embedding_arm"]
+__all__ = ["Answer", "Arm", "Request", "SnapshotHandle", "__version__", "arm", "embedder", "embedding_arm"]

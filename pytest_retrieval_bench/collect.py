@@ -20,6 +20,7 @@ from pytest_retrieval_bench.arms.fusion import FusionArm
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.junit import item_properties
 from pytest_retrieval_bench.arms.fixture_arms import REQUEST_FIXTURE, FixtureArm
+from pytest_retrieval_bench.arms.fixture_embedders import bind_embedders
 from pytest_retrieval_bench.samples.model import Sample
 from pytest_retrieval_bench.terminal import MessageRepr
 from pytest_retrieval_bench.tracebacks import arm_traceback
@@ -136,6 +137,7 @@ class BenchItem(pytest.Function):
         if self.sample.skip_reason:  # before any fixture: a skipped sample loads no snapshot
             raise pytest.skip.Exception(self.sample.skip_reason, _use_item_location=True)
         super().setup()  # fixtures: the snapshot first (session scope), then the arm's own
+        bind_embedders(self.arm, self.bench.arms, self.funcargs)  # an `@embedder(...)` arm's embedder, from its fixtures
         self.bench.prepare_arm(self.arm, self.funcargs[SNAPSHOT_FIXTURE])
 
     def runtest(self) -> None:

@@ -130,7 +130,7 @@ def load_model(model: str, options: EmbedOptions) -> LoadedModel:
 
         # the package's own folder as the cache: its default loader looks for the tokenizer elsewhere, then downloads
         loaded = WordLlama.load(cache_dir=package, disable_download=True)
-        return LoadedModel(WordLlamaEmbedder(loaded, options.normalize), "cpu", {WORDLLAMA: library_version(WORDLLAMA)})
+        return LoadedModel(WordLlamaEmbedder(loaded, options.normalize), "cpu", model_libraries(model))
     if importlib.util.find_spec("sentence_transformers") is None:
         raise RuntimeError(f"model {model!r} needs sentence-transformers (pip install 'pytest-retrieval-bench[sentence-transformers]')")
     from sentence_transformers import SentenceTransformer
@@ -143,5 +143,23 @@ def load_model(model: str, options: EmbedOptions) -> LoadedModel:
         loaded = SentenceTransformer(model, **kwargs)
     except Exception as error:  # the library's own errors for a bad path or name vary by version
         raise RuntimeError(f"model {model!r} could not be loaded: {type(error).__name__}: {error}") from None
-    libraries = {name: library_version(name) for name in ("sentence-transformers", "torch", "transformers")}
-    return LoadedModel(SentenceTransformerEmbedder(loaded, options.normalize), device, libraries)
+    return LoadedModel(SentenceTransformerEmbedder(loaded, options.normalize), device, model_libraries(model))
+
+
+#: the dimension of a built-in model's vectors, known without loading it
+BUILT_IN_DIMENSIONS = {HASH: 256, WORDLLAMA: 256}
+
+
+def model_libraries(model: str) -> dict[str, str]:
+    """The versions of the libraries `embed:<model>` runs on, read from their installed metadata
+    (nothing imported), so every process reports the same whether or not it loaded the model."""
+    if model == HASH:
+        return {}
+    if model == WORDLLAMA:
+        return {WORDLLAMA: library_version(WORDLLAMA)}
+    return {name: library_version(name) for name in ("sentence-transformers", "torch", "transformers")}
+
+
+def planned_device(model: str, asked: str | None) -> str:
+    """The device `embed:<model>` runs on, decided as `load_model` decides it."""
+    return "cpu" if model in (HASH, WORDLLAMA) else choose_device(asked)

@@ -21,7 +21,8 @@ import numpy as np
 import orjson
 
 from pytest_retrieval_bench.arms.base import Answer, Request
-from pytest_retrieval_bench.arms.embedders import HASH, WORDLLAMA, EmbedOptions, LoadedModel, TextEmbedder, load_model, weights_digest
+from pytest_retrieval_bench.arms.embedders import (BUILT_IN_DIMENSIONS, EmbedOptions, LoadedModel, TextEmbedder, load_model, model_libraries,
+                                                   planned_device, weights_digest)
 from pytest_retrieval_bench.arms.lexical import NOT_APPLICABLE, RANKING_CAP
 from pytest_retrieval_bench.errors import ArmError
 from pytest_retrieval_bench.index.vectors import VectorStore, encode_window, vectors_for
@@ -73,6 +74,8 @@ class EmbeddingArm:
     options: EmbedOptions = field(default_factory=EmbedOptions)
     #: a user's embedder (its output used as is); None loads `model` at the first set-up
     embedder: TextEmbedder | None = None
+    #: an `@embedder(...)` fixture arm's function (module.qualname), whose embedder is bound at set-up
+    fixture: str | None = None
     uses_index: ClassVar[str] = "rows"
     vector_store: VectorStore | None = None
     #: told of each snapshot's encoding: (arm, snapshot key, texts, encoded, seconds)
@@ -84,10 +87,15 @@ class EmbeddingArm:
     _dimension: int | None = field(default=None, repr=False)
 
     # -- identity --------------------------------------------------------------------------------
-    def model_identity(self) -> dict[str, Any]:
-        """What the vectors depend on: a different model, weights, prefix or normalisation is another arm."""
+    def model_identity(self, bound: bool = True) -> dict[str, Any]:
+        """What the vectors depend on: a different model, weights, prefix or normalisation is another arm.
+
+        An `@embedder(...)` arm is described by its function unless `bound` asks for the embedder it
+        returned (the vector key): the registration and report are the same in every process."""
         options = self.options
-        if self.embedder is not None:
+        if self.fixture is not None and not (bound and self.embedder is not None):
+            source = {"embedder_fixture": self.fixture, "normalize": "as returned"}
+        elif self.embedder is not None:
             metadata = getattr(self.embedder, "cache_metadata", None)
             source = {"embedder": f"{type(self.embedder).__module__}.{type(self.embedder).__qualname__}",
                       "model_name": str(getattr(self.embedder, "model_name", self.model)),
@@ -99,15 +107,20 @@ class EmbeddingArm:
 
     @property
     def identity(self) -> str:
-        text = orjson.dumps(self.model_identity(), option=orjson.OPT_SORT_KEYS)
+        text = orjson.dumps(self.model_identity(bound=False), option=orjson.OPT_SORT_KEYS)
         return f"embedding:{self.model}:{hashlib.sha256(text).hexdigest()[:16]}"
 
     def description(self) -> dict[str, Any]:
-        """The registration's record of the model: identity, library versions, device (once loaded)."""
-        loaded = self._loaded
-        return {**self.model_identity(), "dimension": self._dimension,
-                "device": loaded.device if loaded else ("cpu" if self.embedder is None and self.model in (HASH, WORDLLAMA) else None),
-                "libraries": {"numpy": np.__version__, **(loaded.libraries if loaded else {})}}
+        """The report's record of the model: identity, library versions, device and dimension, all
+        known without loading it, so an xdist controller that ran no item writes what a worker would.
+        A user's embedder gives its `dimension` and `device` attributes, if it has them."""
+        built_in = self.embedder is None and self.fixture is None
+        given = self.embedder if self.fixture is None else None
+        dimension = BUILT_IN_DIMENSIONS.get(self.model) if built_in else getattr(given, "dimension", None)
+        device = planned_device(self.model, self.options.device) if built_in else getattr(given, "device", None)
+        return {**self.model_identity(bound=False), "dimension": dimension if isinstance(dimension, int) else None,
+                "device": str(device) if device is not None else None,
+                "libraries": {"numpy": np.__version__, **(model_libraries(self.model) if built_in else {})}}
 
     # -- set-up ----------------------------------------------------------------------------------
     def _embedder(self) -> TextEmbedder:

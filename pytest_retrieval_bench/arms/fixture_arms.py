@@ -13,6 +13,7 @@ rootdir's and the initial conftest files, `-p` plugins, `pytest_plugins` modules
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import inspect
 import itertools
@@ -20,10 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from pytest_retrieval_bench.arms.base import checked_timeout
+from pytest_retrieval_bench.arms.embedding import EmbeddingArm
+from pytest_retrieval_bench.arms.fixture_embedders import REQUEST_FIXTURE, checked_options, dense_arm_of, fixture_names, ranking_function
 from pytest_retrieval_bench.errors import BenchError
 
 ARM_ATTRIBUTE = "__retrieval_bench_arm__"
-REQUEST_FIXTURE = "bench_request"
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,8 @@ class ArmDeclaration:
     max_query_chars: int | None = None
     identity: str | None = None
     timeout: float | None = None
+    #: set by `@embedder(...)`: the function returns an embedder, these are its `EmbedOptions`
+    embed_options: dict[str, Any] | None = None
 
 
 def arm(name: str, *, max_query_chars: int | None = None, identity: str | None = None,
@@ -56,6 +60,23 @@ def arm(name: str, *, max_query_chars: int | None = None, identity: str | None =
     return declare
 
 
+def embedder(name: str, *, identity: str | None = None, timeout: float | None = None, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare a function that returns an embedder as the dense arm `name`; its parameters are fixtures.
+
+    `options` are `EmbedOptions` (`batch_size`, `query_prefix`, `passage_prefix`); the embedder's
+    vectors are used as it returns them. `identity` and `timeout` are as for `arm`.
+    """
+    declare = arm(name, identity=identity, timeout=timeout)
+    checked_options(name, options)
+
+    def declare_embedder(function: Callable[..., Any]) -> Callable[..., Any]:
+        declare(function)
+        setattr(function, ARM_ATTRIBUTE, dataclasses.replace(getattr(function, ARM_ATTRIBUTE), embed_options=dict(options)))
+        return function
+
+    return declare_embedder
+
+
 @dataclass
 class FixtureArm:
     """One variant of a fixture arm: the function, and the parameter values of this variant."""
@@ -68,25 +89,41 @@ class FixtureArm:
     max_query_chars: int | None = None
     declared_identity: str | None = None
     timeout: float | None = None
+    #: an `@embedder(...)` variant: the dense arm its function's embedder runs in (`function` runs it)
+    embedding: EmbeddingArm | None = None
+    #: the declared function (`function` itself, but for an `@embedder(...)` variant)
+    source: Callable[..., Any] | None = None
+
+    @property
+    def uses_index(self) -> str | None:
+        return self.embedding.uses_index if self.embedding is not None else None
 
     def identity(self) -> str:
+        variant = f"[{self.variant_id}]" if self.variant_id else ""
+        declared = self.source or self.function
         if self.declared_identity:
-            return self.declared_identity + (f"[{self.variant_id}]" if self.variant_id else "")
+            return self.declared_identity + variant
         try:
-            source = hashlib.sha256(inspect.getsource(self.function).encode()).hexdigest()[:16]
+            source = hashlib.sha256(inspect.getsource(declared).encode()).hexdigest()[:16]
         except (OSError, TypeError):
             source = "nosource"
-        where = f"{self.function.__module__}.{self.function.__qualname__}"
-        return f"fixture:{where}:{source}" + (f"[{self.variant_id}]" if self.variant_id else "")
+        where = f"{declared.__module__}.{declared.__qualname__}"
+        if self.embedding is not None:  # another prefix or batch size is another arm
+            options = hashlib.sha256(repr(sorted(vars(self.embedding.options).items())).encode()).hexdigest()[:16]
+            return f"fixture-embedder:{where}:{source}:{options}{variant}"
+        return f"fixture:{where}:{source}{variant}"
+
+    def prepare(self, snapshot: Any) -> None:
+        """An `@embedder(...)` variant encodes the snapshot's chunks at set-up (its embedder bound by then)."""
+        if self.embedding is not None:
+            self.embedding.prepare(snapshot)
 
     def retrieve(self, request: Any) -> Any:
         raise BenchError(f"arm {self.name!r} takes fixtures: it runs only as a bench item")
 
     def parameters(self) -> list[str]:
         """The function's fixture names: its parameters without a default, as pytest counts them."""
-        return [name for name, parameter in inspect.signature(self.function).parameters.items()
-                if parameter.default is inspect.Parameter.empty
-                and parameter.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)]
+        return fixture_names(self.function)
 
 
 def _value_id(value: Any, argname: str, index: int) -> str:
@@ -134,8 +171,9 @@ def variants_of(function: Callable[..., Any], declaration: ArmDeclaration) -> li
         variant_id = "-".join(part for part, _ in combination) or None
         params = {name: value for _, values in combination for name, value in values.items()}
         name = f"{declaration.name}[{variant_id}]" if variant_id else declaration.name
-        variants.append(FixtureArm(name, declaration.name, function, variant_id, params, declaration.max_query_chars, declaration.identity,
-                                   declaration.timeout))
+        variant = FixtureArm(name, declaration.name, function, variant_id, params, declaration.max_query_chars, declaration.identity,
+                             declaration.timeout)
+        variants.append(embedder_variant(variant, declaration.embed_options) if declaration.embed_options is not None else variant)
     names = [variant.name for variant in variants]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:
@@ -160,6 +198,13 @@ def find_fixture_arms(plugins: Iterable[Any]) -> list[FixtureArm]:
                     raise BenchError(f"arm {variant.name!r} is declared twice: {_where(earlier.function)} and {_where(variant.function)}")
                 found[variant.name] = variant
     return sorted(found.values(), key=lambda variant: variant.base_name)  # variants keep their declared order
+
+
+def embedder_variant(variant: FixtureArm, options: dict[str, Any]) -> FixtureArm:
+    """An `@embedder(...)` variant: its item function takes `bench_request` and the declared
+    function's fixtures, and ranks with the embedder that function returned at set-up."""
+    embedding = dense_arm_of(variant.name, options, variant.function)
+    return dataclasses.replace(variant, function=ranking_function(variant.function, embedding), embedding=embedding, source=variant.function)
 
 
 def _where(function: Callable[..., Any]) -> str:

@@ -70,16 +70,21 @@ def bind_embedding_arms(config: pytest.Config, arms: dict[str, Any], directory: 
     """Every embedding arm (built-in or a user's) keeps its vectors in the run's vector cache (none:
     `--bench-no-cache`) and shows its encoding on this process's progress display, if any."""
     store = VectorStore(directory, writes) if directory is not None else None
-    for arm in arms.values():
-        if isinstance(arm, EmbeddingArm):
-            arm.vector_store = store
-            arm.show_encoding = functools.partial(showing_encoding, config)
+    for arm in filter(None, map(dense_arm, arms.values())):
+        arm.vector_store = store
+        arm.show_encoding = functools.partial(showing_encoding, config)
+
+
+def dense_arm(arm: Any) -> EmbeddingArm | None:
+    """The embedding arm an arm is (`embed:...`, a user's) or runs (an `@embedder(...)` fixture arm)."""
+    return arm if isinstance(arm, EmbeddingArm) else arm.embedding if isinstance(arm, FixtureArm) else None
 
 
 def embedding_models(arms: dict[str, Any], selected: list[str]) -> dict[str, dict[str, Any]]:
     """The selected embedding arms' (fusion components too) model identity, library versions and device."""
     names = list(selected) + [part for name in selected for part in getattr(arms[name], "component_names", ())]
-    return {name: arms[name].description() for name in dict.fromkeys(names) if isinstance(arms.get(name), EmbeddingArm)}
+    dense = {name: dense_arm(arms[name]) for name in dict.fromkeys(names)}
+    return {name: arm.description() for name, arm in dense.items() if arm is not None}
 
 
 def dense_device(models: dict[str, dict[str, Any]]) -> str | None:

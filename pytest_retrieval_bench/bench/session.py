@@ -278,9 +278,8 @@ class BenchSession:
     def prepare_arm(self, arm: Any, snapshot: Snapshot) -> None:
         """`prepare` once per snapshot; a fusion prepares its object components; a matched arm indexes the copy."""
         if isinstance(arm, FusionArm):
-            for name in arm.component_names:
-                if not isinstance(self.arms[name], FixtureArm):
-                    self.store.prepare(self.matched.get(name, self.arms[name]), snapshot)
+            for name in arm.component_names:  # a fixture arm prepares only when it is an `@embedder(...)` one
+                self.store.prepare(self.matched.get(name, self.arms[name]), snapshot)
             return
         self.store.prepare(self.matched.get(arm.name, arm), snapshot)
 
