@@ -1,7 +1,7 @@
 """Figures for the embedding arms on real ARB rows, beside the bench's own `evaluate_embedding_baseline`.
 
     python benchmarks/embedding.py --corpus CORPUS_DIR --samples SAMPLES.jsonl --bench-src CHECKOUT \\
-        [--model hash|wordllama] [--quality]
+        [--model hash|wordllama|SENTENCE_TRANSFORMERS_MODEL] [--bench-cache shared|none] [--quality]
 
 CHECKOUT is a checkout of eyuansu62/agent-retrieval-bench (its `src/` goes on sys.path; an oracle, never
 a dependency). One embedder object serves both sides: the plugin runs in this process (`pytest.main`)
@@ -13,8 +13,11 @@ Printed, all measured in this run (ratios, not targets asserted):
 - parity: for every sample both sides ranked, whether the plugin's ranking is the bench's `top_files`
   (given files removed, as the plugin scores) and, for samples without given files, whether recall@5/10/20,
   precision@5/10/20 and MRR (when the first gold file is in the top k) are the bench's;
-- cold: the plugin's wall time (a new vector cache) against the bench's (no cache), and the plugin's
-  time over the embedder's own encode time in that run;
+- cold: the plugin's wall time (a new vector cache) against the bench's (a new vector cache and
+  shared text cache, as `arb eval-embedding --version` runs, or with `--bench-cache none` no cache),
+  and the plugin's time over the embedder's own encode time in that run. The plugin encodes as the
+  bench's shared text cache does (distinct texts, the same windows), so for a model whose vectors
+  depend on their batch (a SentenceTransformers one) parity is exact against the shared mode;
 - warm: the same run again on the filled cache, and cold/warm;
 - reuse: for each repository at two commits, the chunks of the second commit encoded anew, beside
   the chunks whose text the first commit lacks (the least a cache can encode);
@@ -150,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, required=True)
     parser.add_argument("--samples", type=Path, required=True)
     parser.add_argument("--bench-src", type=Path, required=True)
-    parser.add_argument("--model", default="hash", help="hash or wordllama (default hash)")
+    parser.add_argument("--model", default="hash", help="hash, wordllama or a SentenceTransformers model's path or name (default hash)")
+    parser.add_argument("--bench-cache", choices=("shared", "none"), default="shared",
+                        help="the bench's caches: shared (a vector cache and shared text cache, the --version default) or none")
     parser.add_argument("--quality", action="store_true")
     args = parser.parse_args(argv)
     corpus, samples = args.corpus.resolve(), args.samples.resolve()
@@ -172,12 +177,15 @@ def main(argv: list[str] | None = None) -> int:
         os.chdir(corpus.parent)  # the manifest's chunks_path is relative to the corpus's parent, and the bench opens it as given
         try:
             started = time.perf_counter()
-            result = evaluate_embedding_baseline([samples], corpus, model_name=args.model, details_path=scratch / "bench.jsonl", embedder=embedder)
+            caches = ({"cache_dir": scratch / "bench-vectors", "shared_text_cache": scratch / "bench-shared.sqlite"}
+                      if args.bench_cache == "shared" else {})
+            result = evaluate_embedding_baseline([samples], corpus, model_name=args.model, details_path=scratch / "bench.jsonl", embedder=embedder,
+                                                 **caches)
             bench = time.perf_counter() - started
         finally:
             os.chdir(here)
         details = [json.loads(line) for line in (scratch / "bench.jsonl").read_text().splitlines()]
-        print(f"model {args.model}; samples {samples.name}: bench evaluated {result['evaluated']}, skipped {result['skipped']}")
+        print(f"model {args.model}; the bench's caches: {args.bench_cache}; samples {samples.name}: bench evaluated {result['evaluated']}, skipped {result['skipped']}")
         for label, report in (("cold", scratch / "cold.json"), ("warm", scratch / "warm.json")):
             same, compared, metric_same, metric_compared = parity(records(report, "dense"), details)
             print(f"parity ({label} run): rankings equal {same}/{compared}; metrics equal {metric_same}/{metric_compared} (samples without given files)")

@@ -234,3 +234,42 @@ def test_distinct_texts_are_encoded_in_the_bench_s_windows_and_each_window_is_ke
     calls.clear()
     _, fresh = vectors_for(more, "model", store, 8, encode, window=3)
     assert fresh == 3 and calls == [["new 3", "new 4", "new 5"]]  # the window done before the interrupt was kept
+
+
+def _encode_into(directory: str, order: int) -> int:
+    """One writer of the concurrent-writers test: the shared texts in its own order, its own texts too."""
+    embedder = HashingEmbedder(dimension=8)
+    texts = [f"shared {number}" for number in range(40)][::1 if order % 2 else -1] + [f"own {order} {number}" for number in range(10)]
+    vectors, _ = vectors_for(texts, "model", VectorStore(Path(directory)), 8, embedder.encode, window=6)
+    return int(np.array_equal(vectors, embedder.encode(texts)))
+
+
+def test_concurrent_writers_share_one_store_and_every_vector_read_back_is_sound(tmp_path: Path) -> None:
+    """xdist workers and concurrent runs write packs at once: each pack is written whole under its
+    content's name, so every writer and a later reader find only sound packs."""
+    import multiprocessing
+    import warnings
+
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        assert pool.starmap(_encode_into, [(str(tmp_path), order) for order in range(8)]) == [1] * 8
+    assert not list(tmp_path.rglob(".tmp-*"))  # no temporary file left behind
+    texts = [f"shared {number}" for number in range(40)] + [f"own {order} {number}" for order in range(8) for number in range(10)]
+
+    def must_not_encode(batch: list[str]) -> np.ndarray:
+        raise AssertionError(f"encoded again: {batch[:3]}")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a pack found unreadable would warn
+        vectors, fresh = vectors_for(texts, "model", VectorStore(tmp_path), 8, must_not_encode)
+    assert fresh == 0 and np.array_equal(vectors, HashingEmbedder(dimension=8).encode(texts))
+
+
+def test_two_xdist_workers_encoding_the_same_snapshots_at_once_leave_a_sound_cache(release_bench: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    cold = run(release_bench, "--bench-arms=embed:hash", "-n", "2", "--dist", "load")  # both workers set every snapshot up
+    assert cold.ret == 0, cold.stdout.str()[-2000:]
+    first = {key: value["ranking"] for key, value in records(release_bench, "embed:hash").items()}
+    warm = run(release_bench, "--bench-arms=embed:hash", "-W", "error::pytest_retrieval_bench.index.cache_writes.CacheWarning")
+    assert warm.ret == 0, warm.stdout.str()[-2000:]
+    assert "unreadable" not in warm.stdout.str()
+    assert {key: value["ranking"] for key, value in records(release_bench, "embed:hash").items()} == first
