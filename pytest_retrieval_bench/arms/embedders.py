@@ -97,7 +97,8 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, model: Any, normalize: bool):
         self.model, self.normalize = model, normalize
-        get_dimension = getattr(model, "get_sentence_embedding_dimension", None)
+        # renamed in sentence-transformers 6 (the old name warns there)
+        get_dimension = getattr(model, "get_embedding_dimension", None) or getattr(model, "get_sentence_embedding_dimension", None)
         self.dimension = get_dimension() if callable(get_dimension) else None
 
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> Any:
