@@ -7,6 +7,7 @@ that arm at snapshot set-up, and `sentence_transformers` is never imported unles
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 from dataclasses import dataclass, field
@@ -69,9 +70,11 @@ def wordllama_dir() -> Path | None:
     return Path(spec.origin).parent if spec is not None and spec.origin else None
 
 
+@functools.lru_cache(maxsize=None)
 def weights_digest(model: str) -> str | None:
     """The digest of the weights an arm would load: wordllama's bundled file, a local model's files;
-    None for a model named on a hub (its files are wherever the library keeps them)."""
+    None for a model named on a hub (its files are wherever the library keeps them). Read once per
+    process: the identity, the vector key and the report all ask, and a model can be gigabytes."""
     if model == HASH:
         return "no weights"
     if model == WORDLLAMA:

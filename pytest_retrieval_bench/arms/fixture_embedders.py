@@ -48,9 +48,7 @@ def bind_embedder(function: Callable[..., Any], embedding: EmbeddingArm, fixture
     if isinstance(embedder, (str, bytes)) or not callable(getattr(embedder, "encode", None)):
         raise ArmError(f"arm {embedding.name!r}: its function returned {type(embedder).__name__}, "
                        f"not an embedder (an object with encode(texts, batch_size))")
-    if embedder is not embedding.embedder:
-        embedding.embedder = embedder
-        embedding.model = str(getattr(embedder, "model_name", embedding.name))
+    embedding.embedder = embedder
 
 
 def ranking_function(function: Callable[..., Any], embedding: EmbeddingArm) -> Callable[..., Any]:
