@@ -95,12 +95,17 @@ class FixtureArm:
     source: Callable[..., Any] | None = None
 
     @property
+    def declared(self) -> Callable[..., Any]:
+        """The function the user declared."""
+        return self.source or self.function
+
+    @property
     def uses_index(self) -> str | None:
         return self.embedding.uses_index if self.embedding is not None else None
 
     def identity(self) -> str:
         variant = f"[{self.variant_id}]" if self.variant_id else ""
-        declared = self.source or self.function
+        declared = self.declared
         if self.declared_identity:
             return self.declared_identity + variant
         try:
@@ -194,8 +199,8 @@ def find_fixture_arms(plugins: Iterable[Any]) -> list[FixtureArm]:
                 continue
             for variant in variants_of(value, declaration):
                 earlier = found.get(variant.name)
-                if earlier is not None and earlier.function is not variant.function:
-                    raise BenchError(f"arm {variant.name!r} is declared twice: {_where(earlier.function)} and {_where(variant.function)}")
+                if earlier is not None and earlier.declared is not variant.declared:
+                    raise BenchError(f"arm {variant.name!r} is declared twice: {_where(earlier.declared)} and {_where(variant.declared)}")
                 found[variant.name] = variant
     return sorted(found.values(), key=lambda variant: variant.base_name)  # variants keep their declared order
 
