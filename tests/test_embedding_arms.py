@@ -273,3 +273,21 @@ def test_two_xdist_workers_encoding_the_same_snapshots_at_once_leave_a_sound_cac
     assert warm.ret == 0, warm.stdout.str()[-2000:]
     assert "unreadable" not in warm.stdout.str()
     assert {key: value["ranking"] for key, value in records(release_bench, "embed:hash").items()} == first
+
+
+def test_one_store_finds_packs_written_after_its_first_look_and_a_pack_written_anew_under_its_name(tmp_path: Path) -> None:
+    embedder = HashingEmbedder(dimension=8)
+    reader, writer = VectorStore(tmp_path), VectorStore(tmp_path)
+
+    def must_not_encode(batch: list[str]) -> np.ndarray:
+        raise AssertionError(f"encoded again: {batch}")
+
+    assert vectors_for(["a"], "model", reader, 8, embedder.encode)[1] == 1
+    assert vectors_for(["a"], "model", reader, 8, must_not_encode)[1] == 0  # the reader has read the folder's lists
+    assert vectors_for(["b"], "model", writer, 8, embedder.encode)[1] == 1  # another process's pack, after the reader's look
+    assert vectors_for(["a", "b"], "model", reader, 8, must_not_encode)[1] == 0
+    for path in (tmp_path / "model").glob("*.vec"):
+        path.write_bytes(path.read_bytes()[:-3])  # every pack truncated
+    with pytest.warns(UserWarning, match="unreadable"):
+        assert vectors_for(["a", "b"], "model", reader, 8, embedder.encode)[1] == 2  # dropped, encoded and written anew
+    assert vectors_for(["a", "b"], "model", reader, 8, must_not_encode)[1] == 0  # the same names, read again

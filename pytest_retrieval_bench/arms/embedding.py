@@ -59,10 +59,22 @@ class Held:
 
     key: str
     vectors: np.ndarray
-    paths: np.ndarray
-    chunk_ids: np.ndarray
+    #: each chunk's place in (path, chunk id) order: the tie-break below the score, as one integer
+    tie_rank: np.ndarray
+    #: each chunk's path as an index into `path_names` (sorted, distinct)
+    path_ids: np.ndarray
+    path_names: list[str]
     encoded: int
     seconds: float
+
+    @classmethod
+    def of(cls, key: str, vectors: np.ndarray, rows: list[dict[str, Any]], encoded: int, seconds: float) -> "Held":
+        paths = np.array([str(row.get("path", "")) for row in rows], dtype=str)
+        chunk_ids = np.array([str(row.get("chunk_id", "")) for row in rows], dtype=str)
+        tie_rank = np.empty(len(rows), dtype=np.int64)
+        tie_rank[np.lexsort((chunk_ids, paths))] = np.arange(len(rows))  # a stable sort: equal keys keep row order
+        names, path_ids = np.unique(paths, return_inverse=True)
+        return cls(key, vectors, tie_rank, path_ids.reshape(-1), names.tolist(), encoded, seconds)
 
 
 @dataclass(eq=False)
@@ -176,9 +188,7 @@ class EmbeddingArm:
             vectors, encoded = vectors_for(texts, self.vector_key(), self.vector_store, dimension, encode_chunks,
                                            encode_window(self.options.batch_size), progress)
         seconds = time.perf_counter() - started
-        paths = np.array([str(row.get("path", "")) for row in rows], dtype=str)
-        chunk_ids = np.array([str(row.get("chunk_id", "")) for row in rows], dtype=str)
-        self._held = Held(snapshot.key, vectors, paths, chunk_ids, encoded, seconds)
+        self._held = Held.of(snapshot.key, vectors, rows, encoded, seconds)
         if self.on_encoded is not None:
             self.on_encoded(self.name, snapshot.key, len(texts), encoded, seconds)
 
@@ -191,23 +201,18 @@ class EmbeddingArm:
         if query.shape[0] != held.vectors.shape[1]:
             raise ArmError(f"arm {self.name!r}: the query vector has {query.shape[0]} dimensions, the chunks {held.vectors.shape[1]}")
         scores = held.vectors @ query
-        return np.lexsort((held.chunk_ids, held.paths, -scores.astype(np.float64)))
+        return np.lexsort((held.tie_rank, -scores.astype(np.float64)))
 
     def retrieve(self, request: Request) -> Answer:
         if self._held is None or self._held.key != f"{request.repo}@{request.base_commit}":
             self.prepare(request.snapshot)
         held = self._held
         assert held is not None
-        ranking: list[str] = []
-        seen: set[str] = set()
-        for row in self.ranked_chunks(request.query_text).tolist():
-            path = str(held.paths[row])
-            if path and path not in seen:
-                seen.add(path)
-                ranking.append(path)
-                if len(ranking) >= RANKING_CAP:
-                    break
-        return Answer(ranking=ranking, cache_state=NOT_APPLICABLE, extra={"chunks": len(held.paths)})
+        ranked_paths = held.path_ids[self.ranked_chunks(request.query_text)]
+        _, first = np.unique(ranked_paths, return_index=True)  # each file at its first chunk
+        names = held.path_names
+        ranking = [name for name in (names[path] for path in ranked_paths[np.sort(first)].tolist()) if name][:RANKING_CAP]
+        return Answer(ranking=ranking, cache_state=NOT_APPLICABLE, extra={"chunks": len(held.tie_rank)})
 
 
 def embedding_arm(name: str, embedder: TextEmbedder, **options: Any) -> EmbeddingArm:

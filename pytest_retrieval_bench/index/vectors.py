@@ -6,9 +6,9 @@ encoded. Vectors of one encode call are kept together as a pack, `<model>/<name>
 list of text digests, `<model>/<name>.ids`; both are sealed records (magic, sha256, body) named after
 their content and written atomically, so xdist workers and concurrent runs writing at once write
 the same bytes to the same name or different names, never a torn file. A set-up reads every `.ids`
-list of its model (16 bytes a text), then only the packs that hold a text it needs; each pack is
-verified before any vector of it is used, and a corrupt or truncated one is removed with a warning
-(its texts are encoded again).
+list of its model not read before in the process (16 bytes a text), then only the packs that hold a
+text it needs; each pack is verified before any vector of it is used, and a corrupt or truncated
+one is removed with a warning (its texts are encoded again).
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ class VectorStore:
     def __init__(self, directory: Path, writes: CacheWrites | None = None):
         self.directory = directory
         self.writes = writes if writes is not None else CacheWrites(directory)
+        self._digest_packs: dict[Path, dict[bytes, Path]] = {}
+        self._ids_read: dict[Path, set[str]] = {}
 
     def _dropped(self, path: Path, why: str) -> None:
         self.writes.warn_once(str(path), f"vector cache entry {path} is unreadable ({why}): its texts are encoded again")
@@ -65,35 +67,64 @@ class VectorStore:
             except OSError:
                 pass
 
+    def _listed(self, folder: Path) -> dict[bytes, Path]:
+        """Which pack holds each digest of a model's folder, from its `.ids` lists. A list is read
+        once per process (a pack's name is its content's digest, so it never changes); lists
+        written since, by this run or another, are read at the next look."""
+        known = self._digest_packs.setdefault(folder, {})
+        seen = self._ids_read.setdefault(folder, set())
+        for ids_path in sorted(folder.glob("*.ids")):
+            if ids_path.name in seen:
+                continue
+            try:
+                listed = unseal(IDS_MAGIC, ids_path.read_bytes())
+            except (OSError, ValueError):
+                continue  # a hint only: the pack, if any, is found through a sound list or encoded again
+            seen.add(ids_path.name)
+            pack = ids_path.with_suffix(".vec")
+            for start in range(0, len(listed), DIGEST_BYTES):
+                known.setdefault(listed[start:start + DIGEST_BYTES], pack)
+        return known
+
     def lookup(self, model_key: str, wanted: set[bytes], dim: int) -> dict[bytes, np.ndarray]:
         """The stored vectors of the `wanted` digests (verified, of dimension `dim`); others are missing."""
         found: dict[bytes, np.ndarray] = {}
         folder = self.directory / model_key
         if not wanted or not folder.is_dir():
             return found
-        for ids_path in sorted(folder.glob("*.ids")):
-            try:
-                listed = unseal(IDS_MAGIC, ids_path.read_bytes())
-            except (OSError, ValueError):
-                continue  # a hint only: the pack, if any, is found through a sound list or encoded again
-            hits = {listed[i:i + DIGEST_BYTES] for i in range(0, len(listed), DIGEST_BYTES)} & (wanted - found.keys())
+        listed = self._listed(folder)
+        by_pack: dict[Path, set[bytes]] = {}
+        for digest in wanted:
+            pack = listed.get(digest)
+            if pack is not None:
+                by_pack.setdefault(pack, set()).add(digest)
+        for pack in sorted(by_pack):
+            hits = by_pack[pack] - found.keys()
             if not hits:
                 continue
-            pack = ids_path.with_suffix(".vec")
             try:
                 digests, vectors = _read_pack(unseal(PACK_MAGIC, pack.read_bytes()))
             except FileNotFoundError:
+                self._forget(folder)
                 continue
             except (OSError, ValueError, KeyError, TypeError, orjson.JSONDecodeError) as error:
                 self._dropped(pack, str(error))
+                self._forget(folder)
                 continue
             if vectors.shape[1] != dim:
                 self._dropped(pack, f"dimension {vectors.shape[1]}, the model's is {dim}")
+                self._forget(folder)
                 continue
             for row, digest in enumerate(digests):
                 if digest in hits:
                     found[digest] = vectors[row]
         return found
+
+    def _forget(self, folder: Path) -> None:
+        """A pack gone or dropped: the folder's lists are read again at the next look (another pack
+        may hold its texts, or the same one be written anew under the same name)."""
+        self._digest_packs.pop(folder, None)
+        self._ids_read.pop(folder, None)
 
     def store(self, model_key: str, digests: Sequence[bytes], vectors: np.ndarray) -> None:
         """Keep one encode call's vectors as a pack (nothing when the writes have stopped)."""
