@@ -9,9 +9,13 @@ is resolved once per snapshot (once per importing directory when it is relative)
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import defaultdict
+from itertools import accumulate
 from pathlib import PurePosixPath
 from typing import Iterable
+
+from pytest_retrieval_bench.index.path_kinds import is_plain_path, split_path
 
 IMPORT_LINES = 2_000
 IMPORT_SPECS = 200
@@ -23,17 +27,29 @@ IMPORT_PATTERN = re.compile(
     r"import\s+['\"]([^'\"]+)['\"]|#include\s+[<\"]([^>\"]+)[>\"]|"
     r"use\s+(?:crate::|super::)?([A-Za-z0-9_:]+))"
 )
-_IMPORT_WORDS = re.compile(r"(?:^|\s)(?:(?:from|import|#include|use)\s|require\()")
-"""What every match of `IMPORT_PATTERN` in a stripped line starts with, which the line holds
-unstripped too (a stripped line's start follows whitespace or starts the line): a line without
-it cannot match."""
+_IMPORT_WORDS = tuple(re.compile(word) for word in (r"from\s", r"import\s", r"#include\s", r"use\s", r"require\("))
+"""What every match of `IMPORT_PATTERN` holds, each a literal-led pattern that `re` finds at about
+memchr speed: a line holding none of them cannot match, so only the lines they are found on are
+matched against the pattern (a hit whose `\s` is the line's own break only costs a wasted try)."""
 
 
 def import_specs(text: str) -> list[str]:
     """The import specs of a file's first `IMPORT_LINES` lines, comment lines skipped, at most `IMPORT_SPECS`."""
+    hits = sorted({match.start() for word in _IMPORT_WORDS for match in word.finditer(text)})
+    if not hits:
+        return []
+    lines = text.splitlines(True)  # with their breaks (whitespace: `strip` drops them), so they tile the text
+    ends = list(accumulate(map(len, lines)))
     specs: list[str] = []
-    for line in filter(_IMPORT_WORDS.search, text.splitlines()[:IMPORT_LINES]):
-        stripped = line.strip()
+    last = -1
+    for hit in hits:
+        number = bisect_right(ends, hit)
+        if number == last:
+            continue
+        if number >= IMPORT_LINES:
+            break
+        last = number
+        stripped = lines[number].strip()
         if not stripped or stripped.startswith(("//", "# ", "*")):
             continue
         for match in IMPORT_PATTERN.finditer(stripped):
@@ -47,10 +63,10 @@ def module_names(paths: Iterable[str]) -> dict[str, set[str]]:
     """Every lowercase name an import may use for a file: dotted and slashed, 2..5 trailing parts, stem."""
     names: dict[str, set[str]] = defaultdict(set)
     for path in paths:
-        pure = PurePosixPath(path)
-        no_suffix = str(pure.with_suffix(""))
+        _, name, stem, suffix = split_path(path)
+        no_suffix = path[: len(path) - len(suffix)] if is_plain_path(path) else str(PurePosixPath(path).with_suffix(""))
         parts = no_suffix.split("/")
-        variants = {no_suffix, no_suffix.replace("/", "."), pure.name, pure.stem}
+        variants = {no_suffix, no_suffix.replace("/", "."), name, stem}
         for width in range(2, min(5, len(parts)) + 1):
             variants.add("/".join(parts[-width:]))
             variants.add(".".join(parts[-width:]))
@@ -116,7 +132,7 @@ def import_pairs(paths: list[str], texts: list[str]) -> tuple[list[int], list[in
     for position, (path, text) in enumerate(zip(paths, texts)):
         if not text:
             continue
-        directory = str(PurePosixPath(path).parent)
+        directory = split_path(path)[0]
         for spec in import_specs(text):
             # a relative spec resolves from the importing file's directory, any other alike everywhere
             key = (spec, directory if spec.strip().strip(";,").startswith(".") else None)
