@@ -12,10 +12,11 @@ every file's counts are one `np.unique` over (file, key) for all files together.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
+
+from pytest_retrieval_bench.index.repomap_nodes import SymbolTable
 
 SYMBOL_SCAN_MAX_FILES = 3_000
 SYMBOL_REFS_PER_FILE = 80
@@ -27,15 +28,7 @@ SCAN_PAIRS = 1 << 18
 fresh pages for larger ones cost more than the sorting)."""
 
 
-def _ragged(lists: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """(offsets, flat values) of lists of ints."""
-    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([len(values) for values in lists])
-    flat = np.fromiter((value for values in lists for value in values), dtype=np.int64, count=int(offsets[-1]))
-    return offsets, flat
-
-
-def _expand(offsets: np.ndarray, flat: np.ndarray, owners: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def expand_ragged(offsets: np.ndarray, flat: np.ndarray, owners: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(owner, value) for every value of each item's list, items in order, values in list order."""
     lengths = offsets[items + 1] - offsets[items]
     total = int(lengths.sum())
@@ -51,49 +44,51 @@ def _within(groups: np.ndarray) -> np.ndarray:
     return np.arange(len(groups), dtype=np.int64) - np.repeat(starts, np.diff(np.append(starts, len(groups))))
 
 
-def symbol_pairs(paths: list[str], searchable: list[int], symbols: list[list[str]], key_of: Callable[[str], str],
-                 parts_of_symbol: Callable[[str], set[str]], token_id: Callable[[list[str]], np.ndarray],
+def symbol_pairs(paths: list[str], searchable: np.ndarray, table: SymbolTable, token_id: Callable[[list[str]], np.ndarray],
                  file_docs: np.ndarray, file_tokens: np.ndarray, vocabulary: int) -> tuple[np.ndarray, np.ndarray] | None:
     """(referring node, defining node) for each symbol-reference edge in the bench's order, or None
     (no scan) past `SYMBOL_SCAN_MAX_FILES` source and test files.
 
-    `symbols[node]` are a node's informative symbols, sorted; `parts_of_symbol` a symbol's parts
-    (its bench tokens of three characters or more, not generic); `token_id` numbers tokens as
-    `file_tokens` does; (`file_docs`, `file_tokens`) every node's distinct tokens, by node."""
-    if len(searchable) > SYMBOL_SCAN_MAX_FILES:
+    `searchable[node]`: a source or test node; `table` every node's informative symbols; `token_id`
+    numbers tokens as `file_tokens` does; (`file_docs`, `file_tokens`) every node's distinct
+    tokens, by node. Keys are numbered in sorted order (`table.keys`), so a key's number orders
+    ties as its name would."""
+    if int(searchable.sum()) > SYMBOL_SCAN_MAX_FILES:
         return None
-    definers: dict[str, set[int]] = defaultdict(set)
-    for node in searchable:
-        for symbol in symbols[node]:
-            definers[key_of(symbol)].add(node)
-    parts_of: dict[str, set[str]] = {}
-    keys_of_token: dict[str, set[str]] = defaultdict(set)
-    for node in searchable:
-        for symbol in symbols[node]:
-            key = key_of(symbol)
-            if len(definers[key]) > SYMBOL_KEY_FILES:
-                continue
-            parts = parts_of_symbol(symbol)
-            if not parts or (len(parts) == 1 and len(next(iter(parts))) < 8):
-                continue
-            parts_of[key] = parts
-            for token in parts:
-                keys_of_token[token].add(key)
-    if not keys_of_token:
+    held = searchable[table.node_of_pair]
+    nodes, symbols = table.node_of_pair[held], table.symbol_of_pair[held]  # by node, symbols ascending
+    keys = table.key_ids[symbols]
+    key_count, node_count = len(table.keys), len(paths)
+    definer_pairs = np.unique(keys * node_count + nodes)
+    definer_keys, definers = np.divmod(definer_pairs, node_count)
+    per_key = np.bincount(definer_keys, minlength=key_count)
+    usable = table.scannable()[symbols] & (per_key[keys] <= SYMBOL_KEY_FILES)
+    symbols, keys = symbols[usable], keys[usable]
+    if not len(symbols):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    tokens = sorted(keys_of_token)
-    key_names = sorted(parts_of)
-    key_ids = {key: number for number, key in enumerate(key_names)}
-    key_offsets, token_keys = _ragged([sorted(key_ids[key] for key in keys_of_token[token]) for token in tokens])
-    part_counts = np.array([len(parts_of[key]) for key in key_names], dtype=np.int64)
-    definer_offsets, definer_nodes = _ragged([sorted(definers[key], key=paths.__getitem__) for key in key_names])
+    # a key's parts are those of the last symbol naming it (a later one replaces an earlier one's)
+    _, last = np.unique(keys[::-1], return_index=True)
+    last_symbols = symbols[::-1][last]
+    part_counts = np.zeros(key_count, dtype=np.int64)
+    part_counts[keys[::-1][last]] = table.part_offsets[last_symbols + 1] - table.part_offsets[last_symbols]
+    # a token names every key any of whose symbols has it as a part
+    part_keys, parts = expand_ragged(table.part_offsets, table.part_ids, keys, symbols)
+    token_pairs = np.unique(parts * key_count + part_keys)
+    present, token_ranks = np.unique(token_pairs // key_count, return_inverse=True)  # part tokens in sorted order
+    token_keys = token_pairs % key_count
+    key_offsets = np.zeros(len(present) + 1, dtype=np.int64)
+    key_offsets[1:] = np.cumsum(np.bincount(token_ranks, minlength=len(present)))
+    path_rank = np.empty(node_count, dtype=np.int64)
+    path_rank[np.asarray(sorted(range(node_count), key=paths.__getitem__), dtype=np.int64)] = np.arange(node_count, dtype=np.int64)
+    by_path = np.lexsort((path_rank[definers], definer_keys))
+    definer_nodes = definers[by_path]
+    definer_offsets = np.zeros(key_count + 1, dtype=np.int64)
+    definer_offsets[1:] = np.cumsum(per_key)
     rank = np.full(vocabulary, -1, dtype=np.int64)  # token id -> its place among the part tokens, sorted
-    rank[token_id(tokens)] = np.arange(len(tokens), dtype=np.int64)
+    rank[token_id([table.part_names[part] for part in present.tolist()])] = np.arange(len(present), dtype=np.int64)
 
-    is_searchable = np.zeros(len(paths), dtype=bool)
-    is_searchable[np.asarray(searchable, dtype=np.int64)] = True
     ranks = rank[file_tokens]
-    keep = (ranks >= 0) & is_searchable[file_docs]
+    keep = (ranks >= 0) & searchable[file_docs]
     docs, ranks = file_docs[keep].astype(np.int64), ranks[keep]
     order = np.lexsort((ranks, docs))  # each file's tokens in sorted order
     docs, ranks = docs[order], ranks[order]
@@ -107,7 +102,7 @@ def symbol_pairs(paths: list[str], searchable: list[int], symbols: list[list[str
         stop = max(stop, start + 1)
         stop = int(np.searchsorted(docs, docs[stop - 1], side="right"))
         referring, defining = _scan(docs[start:stop], ranks[start:stop], key_offsets, token_keys, part_counts,
-                                    definer_offsets, definer_nodes, len(key_names), len(paths))
+                                    definer_offsets, definer_nodes, key_count, node_count)
         left.append(referring)
         right.append(defining)
         start = stop
@@ -117,7 +112,7 @@ def symbol_pairs(paths: list[str], searchable: list[int], symbols: list[list[str
 def _scan(docs: np.ndarray, ranks: np.ndarray, key_offsets: np.ndarray, token_keys: np.ndarray, part_counts: np.ndarray,
           definer_offsets: np.ndarray, definer_nodes: np.ndarray, key_count: int, node_count: int) -> tuple[np.ndarray, np.ndarray]:
     """The edges of whole files' (file, part token) pairs, files ascending, tokens sorted within one."""
-    files, keys = _expand(key_offsets, token_keys, docs, ranks)  # in counting order: tokens, then keys
+    files, keys = expand_ragged(key_offsets, token_keys, docs, ranks)  # in counting order: tokens, then keys
     token_ranks = np.repeat(ranks, key_offsets[ranks + 1] - key_offsets[ranks])
     # a file holds a token once and a token lists a key once, so (file, key, token) is unique:
     # sorted, each (file, key) is a run whose length is its count and whose first token is the
@@ -166,7 +161,7 @@ def _edges(files: np.ndarray, keys: np.ndarray, counts: np.ndarray, part_counts:
     `SYMBOL_REFS_PER_FILE` a file."""
     kept = (_within(files) < SYMBOL_REFS_PER_FILE * 4) & (counts >= part_counts[keys])
     files, keys = files[kept], keys[kept]
-    referring, defining = _expand(definer_offsets, definer_nodes, files, keys)  # each key's files in path order
+    referring, defining = expand_ragged(definer_offsets, definer_nodes, files, keys)  # each key's files in path order
     keep = referring != defining
     referring, defining = referring[keep], defining[keep]
     _, firsts = np.unique(referring * node_count + defining, return_index=True)  # a file joined once to each
