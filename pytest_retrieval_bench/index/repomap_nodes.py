@@ -11,11 +11,12 @@ pairs with symbols numbered in sorted order, which is the order the map iterates
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any, Iterable
 
 import numpy as np
 
-from pytest_retrieval_bench.index.word_tokens import bench_tokens_of_words
+from pytest_retrieval_bench.index.word_tokens import bench_tokens_of_joined
 
 GENERIC_SYMBOLS = frozenset(
     "add app args build call case check class close config context data default delete error event file find get "
@@ -25,9 +26,12 @@ GENERIC_SYMBOLS = frozenset(
 _GENERIC_BYTES = frozenset(word.encode("ascii") for word in GENERIC_SYMBOLS)
 _ALNUM = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _NOT_ALNUM = bytes(byte for byte in range(256) if byte not in _ALNUM)
+_NOT_ALNUM_OR_NUL = _NOT_ALNUM.replace(b"\0", b"")
 _AS_WORD_RUN = bytes(byte if byte in _ALNUM else 0x5F for byte in range(256))
 """Every byte but an ASCII letter or digit made an underscore: a bench token never crosses one,
 so the text's bench tokens are those of the word run it becomes."""
+_AS_WORD_RUNS = _AS_WORD_RUN[:1].replace(b"_", b"\0") + _AS_WORD_RUN[1:]
+"""The same, NULs (which join symbols) kept."""
 
 
 def informative_key(value: str) -> str:
@@ -87,27 +91,37 @@ def read_nodes(rows: Iterable[dict[str, Any]]) -> tuple[list[str], list[str], Sy
 
 
 def _table(owners: list[int], symbols: list[str]) -> SymbolTable:
-    keys_of = {symbol: informative_key(symbol) for symbol in dict.fromkeys(symbols)}
-    names = sorted(symbol for symbol, key in keys_of.items() if key)
+    distinct = list(dict.fromkeys(symbols))
+    joined = "\0".join(distinct).encode("utf-8", errors="surrogatepass")
+    joinable = joined.count(b"\0") == max(0, len(distinct) - 1)  # no symbol holds a NUL
+    if not joinable:
+        keys_of = [informative_key(symbol).encode("ascii") for symbol in distinct]
+    else:
+        keys_of = [key if len(key) >= 4 and key not in _GENERIC_BYTES and not key.isdigit() else b""
+                   for key in joined.translate(None, _NOT_ALNUM_OR_NUL).lower().split(b"\0")]
+    names = sorted(compress(distinct, keys_of))
     number = {symbol: position for position, symbol in enumerate(names)}
-    keys = sorted(set(map(keys_of.__getitem__, names)))
+    key_of = dict(zip(distinct, keys_of))
+    keys = sorted(set(map(key_of.__getitem__, names)))
     key_number = {key: position for position, key in enumerate(keys)}
-    key_ids = np.array([key_number[keys_of[symbol]] for symbol in names], dtype=np.int64)
+    key_ids = np.array([key_number[key_of[symbol]] for symbol in names], dtype=np.int64)
 
-    counts, tokens = bench_tokens_of_words([name.encode("utf-8", errors="surrogatepass").translate(_AS_WORD_RUN).decode("ascii")
-                                            for name in names])
-    ends = np.cumsum(counts).tolist()
-    parts = [{token for token in tokens[end - count : end] if len(token) >= 3 and token not in _GENERIC_BYTES}
-             for end, count in zip(ends, counts.tolist())]
-    part_names = sorted(set().union(*parts)) if parts else []
+    as_runs = ("\0".join(names).encode("utf-8", errors="surrogatepass").translate(_AS_WORD_RUNS) if joinable else
+               b"\0".join(name.encode("utf-8", errors="surrogatepass").translate(_AS_WORD_RUN) for name in names))
+    counts, tokens = bench_tokens_of_joined(as_runs, len(names)) if names else (np.zeros(0, dtype=np.int64), [])
+    part_names = sorted({token for token in tokens if len(token) >= 3 and token not in _GENERIC_BYTES})
     part_number = {part: position for position, part in enumerate(part_names)}
+    found = np.array([part_number.get(token, -1) for token in tokens], dtype=np.int64)
+    owner = np.repeat(np.arange(len(names), dtype=np.int64), counts)
+    parts = np.unique(owner[found >= 0] * max(1, len(part_names)) + found[found >= 0])  # a symbol's parts once each, ascending
+    part_owners, part_ids = np.divmod(parts, max(1, len(part_names)))
     part_offsets = np.zeros(len(names) + 1, dtype=np.int64)
-    part_offsets[1:] = np.cumsum([len(found) for found in parts])
-    part_ids = np.array([part_number[part] for found in parts for part in sorted(found)], dtype=np.int64)
+    part_offsets[1:] = np.cumsum(np.bincount(part_owners, minlength=len(names)))
 
     chosen = np.array([number.get(symbol, -1) for symbol in symbols], dtype=np.int64)
     held = chosen >= 0
     pairs = np.unique(np.asarray(owners, dtype=np.int64)[held] * max(1, len(names)) + chosen[held])
     node_of_pair, symbol_of_pair = np.divmod(pairs, max(1, len(names)))
-    return SymbolTable(names=names, key_ids=key_ids, keys=keys, part_offsets=part_offsets, part_ids=part_ids,
-                       part_names=[part.decode("ascii") for part in part_names], node_of_pair=node_of_pair, symbol_of_pair=symbol_of_pair)
+    return SymbolTable(names=names, key_ids=key_ids, keys=[key.decode("ascii") for key in keys], part_offsets=part_offsets,
+                       part_ids=part_ids, part_names=[part.decode("ascii") for part in part_names], node_of_pair=node_of_pair,
+                       symbol_of_pair=symbol_of_pair)
