@@ -159,11 +159,11 @@ def test_the_symbol_scan_ranks_keys_as_most_common_does() -> None:
     from pytest_retrieval_bench.index.repomap_symbols import _scan
 
     rng = np.random.default_rng(7)
-    node_count, token_count, key_count = 40, 300, 900
+    node_count, token_count, key_count = 400, 300, 3000  # few edges a file: the cut-off decides which keys make them
     keys_of_token = [sorted(set(rng.integers(0, key_count, size=int(rng.integers(1, 12))).tolist())) for _ in range(token_count)]
-    part_counts = rng.integers(1, 4, size=key_count).tolist()
-    definers = [sorted(set(rng.integers(0, node_count, size=int(rng.integers(1, 4))).tolist())) for _ in range(key_count)]
-    files = {file: sorted(set(rng.integers(0, token_count, size=int(rng.integers(1, 200))).tolist())) for file in range(0, node_count, 2)}
+    part_counts = rng.integers(1, 7, size=key_count).tolist()
+    definers = [sorted(set(rng.integers(0, node_count, size=int(rng.integers(1, 3))).tolist())) for _ in range(key_count)]
+    files = {file: sorted(set(rng.integers(0, token_count, size=int(rng.integers(1, 250))).tolist())) for file in range(0, node_count, 8)}
     docs = np.array([file for file, tokens in sorted(files.items()) for _ in tokens], dtype=np.int64)
     ranks = np.array([token for _, tokens in sorted(files.items()) for token in tokens], dtype=np.int64)
     key_offsets = np.concatenate(([0], np.cumsum([len(found) for found in keys_of_token]))).astype(np.int64)
