@@ -26,7 +26,7 @@ KEPT_KEYS = 4 * SYMBOL_REFS_PER_FILE
 SCAN_PAIRS = 1 << 18
 """(file, key) occurrences counted per step: bounds the scan's temporaries (a few MB, reused, where
 fresh pages for larger ones cost more than the counting)."""
-SCAN_CELLS = 1 << 21
+SCAN_CELLS = 1 << 20
 """(file, key) cells of the per-step count grid, likewise."""
 
 
@@ -77,7 +77,7 @@ def symbol_pairs(paths: list[str], searchable: np.ndarray, table: SymbolTable, t
     part_keys, parts = expand_ragged(table.part_offsets, table.part_ids, keys, symbols)
     token_pairs = np.unique(parts * key_count + part_keys)
     present, token_ranks = np.unique(token_pairs // key_count, return_inverse=True)  # part tokens in sorted order
-    token_keys = token_pairs % key_count
+    token_keys = (token_pairs % key_count).astype(np.int32)
     key_offsets = np.zeros(len(present) + 1, dtype=np.int64)
     key_offsets[1:] = np.cumsum(np.bincount(token_ranks, minlength=len(present)))
     path_rank = np.empty(node_count, dtype=np.int64)
@@ -124,16 +124,17 @@ def _scan(docs: np.ndarray, ranks: np.ndarray, key_offsets: np.ndarray, token_ke
     starts = np.concatenate(([True], docs[1:] != docs[:-1]))
     file_ids = docs[starts]
     per_pair = key_offsets[ranks + 1] - key_offsets[ranks]
-    local, keys = expand_ragged(key_offsets, token_keys, np.cumsum(starts) - 1, ranks)  # in counting order: tokens, then keys
-    token_ranks = np.repeat(ranks, per_pair)
-    cells = local * key_count + keys
+    # int32 throughout (a step's grid is below SCAN_CELLS cells): half the memory traffic of int64
+    local, keys = expand_ragged(key_offsets, token_keys, (np.cumsum(starts) - 1).astype(np.int32), ranks)  # counting order: tokens, then keys
+    token_ranks = np.repeat(ranks.astype(np.int32), per_pair)
+    cells = local * np.int32(key_count) + keys
     grid = len(file_ids) * key_count
     counts = np.bincount(cells, minlength=grid)
-    first = np.full(grid, len(key_offsets), dtype=np.int64)
+    first = np.full(grid, len(key_offsets), dtype=np.int32)
     np.minimum.at(first, cells, token_ranks)
     firsts = np.flatnonzero(first[cells] == token_ranks)  # each pair once, in counting order
-    local, keys, cells = local[firsts], keys[firsts], cells[firsts]
-    counts, first = counts[cells], token_ranks[firsts]
+    cells = cells[firsts]
+    local, keys, counts, first = local[firsts], keys[firsts], counts[cells], token_ranks[firsts]
     levels = int(counts.max()) + 1
     at_least = np.cumsum(np.bincount(local * levels + counts, minlength=len(file_ids) * levels).reshape(-1, levels)[:, ::-1], axis=1)[:, ::-1]
     cut = (at_least >= KEPT_KEYS).sum(axis=1) - 1  # the count of a file's last kept pair (-1: it has fewer pairs, all kept)
