@@ -13,7 +13,7 @@ from bisect import bisect_right
 from collections import defaultdict
 from itertools import accumulate
 from pathlib import PurePosixPath
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from pytest_retrieval_bench.index.path_kinds import is_plain_path, split_path
 
@@ -33,23 +33,43 @@ memchr speed: a line holding none of them cannot match, so only the lines they a
 matched against the pattern (a hit whose `\s` is the line's own break only costs a wasted try)."""
 
 
+_OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e")
+_NON_ASCII_BREAKS = ("\x85", "\u2028", "\u2029")
+"""What `str.splitlines` breaks a line at besides a newline (each is whitespace, so `strip` drops it)."""
+
+
+def _hit_lines(text: str, hits: list[int]) -> Iterator[str]:
+    """The distinct lines (by `str.splitlines`) holding the sorted positions `hits`, in order,
+    within the first `IMPORT_LINES` lines. A text of fewer lines with newlines as its only breaks
+    (the common case) is cut around each hit; any other is split into lines whole."""
+    if (text.count("\n") < IMPORT_LINES and not any(other in text for other in _OTHER_BREAKS)
+            and (text.isascii() or not any(other in text for other in _NON_ASCII_BREAKS))):
+        last = -1
+        for hit in hits:
+            start = text.rfind("\n", 0, hit) + 1
+            if start != last:
+                last = start
+                end = text.find("\n", hit)
+                yield text[start:end] if end >= 0 else text[start:]
+        return
+    lines = text.splitlines(True)  # with their breaks, so they tile the text
+    ends = list(accumulate(map(len, lines)))
+    line_end = 0
+    for hit in hits:
+        if hit >= line_end:  # past the line of the hit before
+            number = bisect_right(ends, hit)
+            if number >= IMPORT_LINES:
+                return
+            line_end = ends[number]
+            yield lines[number]
+
+
 def import_specs(text: str) -> list[str]:
     """The import specs of a file's first `IMPORT_LINES` lines, comment lines skipped, at most `IMPORT_SPECS`."""
     hits = sorted({match.start() for word in _IMPORT_WORDS for match in word.finditer(text)})
-    if not hits:
-        return []
-    lines = text.splitlines(True)  # with their breaks (whitespace: `strip` drops them), so they tile the text
-    ends = list(accumulate(map(len, lines)))
     specs: list[str] = []
-    last = -1
-    for hit in hits:
-        number = bisect_right(ends, hit)
-        if number == last:
-            continue
-        if number >= IMPORT_LINES:
-            break
-        last = number
-        stripped = lines[number].strip()
+    for line in _hit_lines(text, hits) if hits else ():
+        stripped = line.strip()
         if not stripped or stripped.startswith(("//", "# ", "*")):
             continue
         for match in IMPORT_PATTERN.finditer(stripped):
