@@ -83,16 +83,18 @@ def module_names(paths: Iterable[str]) -> dict[str, set[str]]:
     """Every lowercase name an import may use for a file: dotted and slashed, 2..5 trailing parts, stem."""
     names: dict[str, set[str]] = defaultdict(set)
     for path in paths:
-        _, name, stem, suffix = split_path(path)
-        no_suffix = path[: len(path) - len(suffix)] if is_plain_path(path) else str(PurePosixPath(path).with_suffix(""))
+        plain = path.isascii()  # an ASCII path lowercases a character at a time: lowered once, its names are lowercase
+        source = path.lower() if plain else path
+        _, name, stem, suffix = split_path(source)
+        no_suffix = source[: len(source) - len(suffix)] if is_plain_path(source) else str(PurePosixPath(source).with_suffix(""))
         parts = no_suffix.split("/")
-        variants = {no_suffix, no_suffix.replace("/", "."), name, stem}
+        variants = [no_suffix, no_suffix.replace("/", "."), name, stem]
         for width in range(2, min(5, len(parts)) + 1):
-            variants.add("/".join(parts[-width:]))
-            variants.add(".".join(parts[-width:]))
+            variants.append("/".join(parts[-width:]))
+            variants.append(".".join(parts[-width:]))
         for variant in variants:
             if variant:
-                names[variant.lower()].add(path)
+                names[variant if plain else variant.lower()].add(path)
     return names
 
 
