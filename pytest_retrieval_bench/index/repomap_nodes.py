@@ -11,7 +11,7 @@ pairs with symbols numbered in sorted order, which is the order the map iterates
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import compress
+from itertools import compress, repeat
 from typing import Any, Iterable
 
 import numpy as np
@@ -109,16 +109,16 @@ def _table(owners: list[int], symbols: list[str]) -> SymbolTable:
     as_runs = ("\0".join(names).encode("utf-8", errors="surrogatepass").translate(_AS_WORD_RUNS) if joinable else
                b"\0".join(name.encode("utf-8", errors="surrogatepass").translate(_AS_WORD_RUN) for name in names))
     counts, tokens = bench_tokens_of_joined(as_runs, len(names)) if names else (np.zeros(0, dtype=np.int64), [])
-    part_names = sorted({token for token in tokens if len(token) >= 3 and token not in _GENERIC_BYTES})
+    part_names = sorted(token for token in set(tokens) - _GENERIC_BYTES if len(token) >= 3)
     part_number = {part: position for position, part in enumerate(part_names)}
-    found = np.array([part_number.get(token, -1) for token in tokens], dtype=np.int64)
+    found = np.fromiter(map(part_number.get, tokens, repeat(-1)), dtype=np.int64, count=len(tokens))
     owner = np.repeat(np.arange(len(names), dtype=np.int64), counts)
     parts = np.unique(owner[found >= 0] * max(1, len(part_names)) + found[found >= 0])  # a symbol's parts once each, ascending
     part_owners, part_ids = np.divmod(parts, max(1, len(part_names)))
     part_offsets = np.zeros(len(names) + 1, dtype=np.int64)
     part_offsets[1:] = np.cumsum(np.bincount(part_owners, minlength=len(names)))
 
-    chosen = np.array([number.get(symbol, -1) for symbol in symbols], dtype=np.int64)
+    chosen = np.fromiter(map(number.get, symbols, repeat(-1)), dtype=np.int64, count=len(symbols))
     held = chosen >= 0
     pairs = np.unique(np.asarray(owners, dtype=np.int64)[held] * max(1, len(names)) + chosen[held])
     node_of_pair, symbol_of_pair = np.divmod(pairs, max(1, len(names)))
