@@ -6,8 +6,9 @@ the keys are ranked by that count (`Counter.most_common`: count descending, ties
 they were first counted), the first `4 * SYMBOL_REFS_PER_FILE` are kept, and a key all of whose
 parts the file holds joins the file to the files defining it, at most `SYMBOL_REFS_PER_FILE` a
 file. The bench iterates sets there; this module takes tokens and keys in sorted order, so
-"first counted" is (the key's first token of the file in sorted order, then the key), and
-every file's counts are one `np.unique` over (file, key) for all files together.
+"first counted" is (the key's first token of the file in sorted order, then the key). The
+counts of many files are taken at once on a (file, key) grid, with no sort of the occurrences
+(see `_scan`).
 """
 
 from __future__ import annotations
