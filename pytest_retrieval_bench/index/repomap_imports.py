@@ -27,10 +27,12 @@ IMPORT_PATTERN = re.compile(
     r"import\s+['\"]([^'\"]+)['\"]|#include\s+[<\"]([^>\"]+)[>\"]|"
     r"use\s+(?:crate::|super::)?([A-Za-z0-9_:]+))"
 )
-_IMPORT_WORDS = tuple(re.compile(word) for word in (r"from\s", r"import\s", r"#include\s", r"use\s", r"require\("))
+_IMPORT_WORDS = tuple((literal, re.compile(word)) for literal, word in (("from", r"from\s"), ("import", r"import\s"), ("#include", r"#include\s"),
+                                                                     ("use", r"use\s"), ("require(", r"require\(")))
 """What every match of `IMPORT_PATTERN` holds, each a literal-led pattern that `re` finds at about
 memchr speed: a line holding none of them cannot match, so only the lines they are found on are
-matched against the pattern (a hit whose `\s` is the line's own break only costs a wasted try)."""
+matched against the pattern (a hit whose `\s` is the line's own break only costs a wasted try).
+A word's pattern runs only where `str.find` (faster still) sees its literal part."""
 
 
 _OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e")
@@ -66,7 +68,7 @@ def _hit_lines(text: str, hits: list[int]) -> Iterator[str]:
 
 def import_specs(text: str) -> list[str]:
     """The import specs of a file's first `IMPORT_LINES` lines, comment lines skipped, at most `IMPORT_SPECS`."""
-    hits = sorted({match.start() for word in _IMPORT_WORDS for match in word.finditer(text)})
+    hits = sorted({match.start() for literal, word in _IMPORT_WORDS if literal in text for match in word.finditer(text)})
     specs: list[str] = []
     for line in _hit_lines(text, hits) if hits else ():
         stripped = line.strip()
