@@ -14,8 +14,10 @@ after another:
 
 1. the floor: read every chunk file once (orjson over each line) and one bench-token pass
    (`bench_tokens`) over the file rows' text, one snapshot at a time;
-2. cold: `python -m pytest --bench-arms=arb-lexical,arb-bm25,arb-repomap` on the samples and
-   corpus, with an empty `--bench-cache-dir` (a new one each round), so every index is built;
+2. cold: `python -m pytest -p pytest_retrieval_bench.plugin --bench-arms=arb-lexical,arb-bm25,arb-repomap`
+   on the samples and corpus, with an empty `--bench-cache-dir` (a new one each round), so every
+   index is built; with `PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`, so the other pytest plugins installed
+   in the environment (which a user may or may not have) are not loaded and not counted;
 3. warm: the same command again on the cache the cold run filled;
 4. the bench: `eval-selective-baseline --ranker lexical`, `--ranker bm25` and `eval-repomap`
    (all files, `--no-keep-list`), each a process of its own, with `src/` of `--bench-src` first
@@ -96,12 +98,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(snapshots)} snapshots, {kept} samples")
         listing = work / "chunk-files.json"
         listing.write_text(json.dumps([str(path) for _, _, path in snapshots]))
-        pytest = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", f"--bench-samples={samples}",
+        # only this plugin: other plugins installed in the environment (autoloaded by entry point) are not its cost
+        pytest = [sys.executable, "-m", "pytest", "-p", "pytest_retrieval_bench.plugin", "-p", "no:cacheprovider", f"--bench-samples={samples}",
                   f"--bench-corpus={plugin_corpus(snapshots, work / 'corpus')}", f"--bench-arms={','.join(ARMS)}", "-q", f"--rootdir={work}"]
         evaluator_corpus(snapshots, work / "arb-corpus")
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(bench_package), os.environ.get("PYTHONPATH")])))
         os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-        run_child("warm-up", [*pytest, "--co"], work, ok=(0, 1))  # untimed: modules compiled once, as for a user's second run
+        plugin_env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+        run_child("warm-up", [*pytest, "--co"], work, env=plugin_env, ok=(0, 1))  # untimed: modules compiled once, as for a user's second run
 
         floors: list[dict[str, Any]] = []
         colds: list[Child] = []
@@ -114,9 +118,9 @@ def main(argv: list[str] | None = None) -> int:
             floors.append(json.loads(floor_child.stdout.strip().splitlines()[-1]))
             cache = work / f"cache-{round_number}"  # empty: the cold run builds every index and fills it
             colds.append(run_child(f"cold-{round_number}", [*pytest, f"--bench-cache-dir={cache}",
-                                                            f"--bench-report={work / f'cold-{round_number}.json'}"], work, ok=(0, 1)))
+                                                            f"--bench-report={work / f'cold-{round_number}.json'}"], work, env=plugin_env, ok=(0, 1)))
             warms.append(run_child(f"warm-{round_number}", [*pytest, f"--bench-cache-dir={cache}",
-                                                            f"--bench-report={work / f'warm-{round_number}.json'}"], work, ok=(0, 1)))
+                                                            f"--bench-report={work / f'warm-{round_number}.json'}"], work, env=plugin_env, ok=(0, 1)))
             for arm, command in BENCH_COMMANDS.items():
                 out = work / f"bench-{arm}-{round_number}"
                 extra = ["--sweep", f"{out}-sweep.jsonl", "--report", f"{out}-report.md"] if command[0] == "eval-selective-baseline" else []

@@ -112,21 +112,68 @@ def test_the_map_does_not_depend_on_the_string_hash_seed() -> None:
     assert len(digests) == 1
 
 
-def test_the_symbol_scan_gives_the_same_edges_sorted_packed_or_lexsorted(monkeypatch: Any) -> None:
-    """The scan ranks keys with one sort of packed int64 keys where they fit, else with lexsorts:
-    both orders are the same, so are the maps."""
+def test_the_symbol_scan_gives_the_same_edges_whatever_its_step(monkeypatch: Any) -> None:
+    """The scan counts a few files at a time: one file a step gives the same maps as the default steps."""
     from pytest_retrieval_bench.index import repomap_symbols
 
     checked = 0
     for key in sorted({(snapshot.repo, snapshot.commit) for _, snapshot, _ in release_cases()}):
         rows = read_chunk_file(find_chunk_file(RELEASE_CORPUS, *key), *key).chunk_rows or []
-        packed = build_repomap(rows)
-        monkeypatch.setattr(repomap_symbols, "PACKED_BITS", 0)
-        wide = build_repomap(rows)
+        default = build_repomap(rows)
+        monkeypatch.setattr(repomap_symbols, "SCAN_PAIRS", 1)
+        monkeypatch.setattr(repomap_symbols, "SCAN_CELLS", 1)
+        single = build_repomap(rows)
         monkeypatch.undo()
-        assert encode("k", packed) == encode("k", wide)
-        checked += int(packed.stats["symbol_reference_scan_skipped"] == 0 and packed.stats["edge_count"] > 0)
+        assert encode("k", default) == encode("k", single)
+        checked += int(default.stats["symbol_reference_scan_skipped"] == 0 and default.stats["edge_count"] > 0)
     assert checked  # at least one snapshot was scanned and has edges
+
+
+def _scan_by_counters(files: dict[int, list[int]], keys_of_token: list[list[int]], part_counts: list[int],
+                      definers: list[list[int]]) -> list[tuple[int, int]]:
+    """The bench's loop over each file (tokens and keys in sorted order), with a Counter per file."""
+    from collections import Counter
+
+    from pytest_retrieval_bench.index.repomap_symbols import KEPT_KEYS, SYMBOL_REFS_PER_FILE
+
+    edges = []
+    for file, tokens in sorted(files.items()):
+        counted: Counter[int] = Counter()
+        for token in sorted(tokens):
+            for key in keys_of_token[token]:
+                counted[key] += 1
+        seen: set[int] = set()
+        for key, matched in counted.most_common(KEPT_KEYS):
+            if matched < part_counts[key]:
+                continue
+            for target in definers[key]:
+                if target != file and target not in seen and len(seen) < SYMBOL_REFS_PER_FILE:
+                    seen.add(target)
+                    edges.append((file, target))
+    return edges
+
+
+def test_the_symbol_scan_ranks_keys_as_most_common_does() -> None:
+    """Files with more keys than they keep, many ties at the cut-off count: the scan's edges are
+    those of a Counter per file, ranked by `most_common` (count, then first counted)."""
+    from pytest_retrieval_bench.index.repomap_symbols import _scan
+
+    rng = np.random.default_rng(7)
+    node_count, token_count, key_count = 400, 300, 3000  # few edges a file: the cut-off decides which keys make them
+    keys_of_token = [sorted(set(rng.integers(0, key_count, size=int(rng.integers(1, 12))).tolist())) for _ in range(token_count)]
+    part_counts = rng.integers(1, 7, size=key_count).tolist()
+    definers = [sorted(set(rng.integers(0, node_count, size=int(rng.integers(1, 3))).tolist())) for _ in range(key_count)]
+    files = {file: sorted(set(rng.integers(0, token_count, size=int(rng.integers(1, 250))).tolist())) for file in range(0, node_count, 8)}
+    docs = np.array([file for file, tokens in sorted(files.items()) for _ in tokens], dtype=np.int64)
+    ranks = np.array([token for _, tokens in sorted(files.items()) for token in tokens], dtype=np.int64)
+    key_offsets = np.concatenate(([0], np.cumsum([len(found) for found in keys_of_token]))).astype(np.int64)
+    definer_offsets = np.concatenate(([0], np.cumsum([len(found) for found in definers]))).astype(np.int64)
+    referring, defining = _scan(docs, ranks, key_offsets, np.array([key for found in keys_of_token for key in found], dtype=np.int64),
+                                np.array(part_counts, dtype=np.int64), definer_offsets,
+                                np.array([node for found in definers for node in found], dtype=np.int64), key_count, node_count)
+    expected = _scan_by_counters(files, keys_of_token, part_counts, definers)
+    assert list(zip(referring.tolist(), defining.tolist())) == expected
+    assert len(expected) > 100
 
 
 def test_cache_round_trip_keeps_the_ranking() -> None:

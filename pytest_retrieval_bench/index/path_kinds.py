@@ -24,15 +24,38 @@ TEST_NAME_ENDINGS = (
 )
 
 
+def is_plain_path(path: str) -> bool:
+    """Whether `str(PurePosixPath(path)) == path` and its name has a suffix rule pathlib versions agree on."""
+    return not (not path or path[0] == "/" or path[-1] == "." or path[-1] == "/" or "//" in path or "/./" in path
+                or path.startswith("./"))
+
+
+def split_path(path: str) -> tuple[str, str, str, str]:
+    """`PurePosixPath(path)`'s (str(parent), name, stem, suffix), by string operations where the
+    path is already in pathlib's normal form (relative, no empty or `.` part, a name not ending
+    in a dot: every path a chunk file holds), else from pathlib itself.
+
+    pathlib costs a few microseconds a path; the map asks this of every file several times."""
+    if not is_plain_path(path):
+        pure = PurePosixPath(path)
+        return str(pure.parent), pure.name, pure.stem, pure.suffix
+    cut = path.rfind("/")
+    name = path[cut + 1 :]
+    dot = name.rfind(".")
+    if dot > 0:
+        return (path[:cut] if cut >= 0 else "."), name, name[:dot], name[dot:]
+    return (path[:cut] if cut >= 0 else "."), name, name, ""
+
+
 def _suffix(path: str) -> str:
-    return PurePosixPath(path).suffix.lower()
+    return split_path(path)[3].lower()
 
 
 def is_noise_path(path: str) -> bool:
     normalized = path.replace("\\", "/")
-    pure = PurePosixPath(normalized)
+    _, name, stem, _ = split_path(normalized)
     parts = {part.lower() for part in normalized.split("/")}
-    return bool(parts & NOISE_PARTS) or pure.name.lower() in NOISE_NAMES or pure.stem.lower() in NOISE_NAMES
+    return bool(parts & NOISE_PARTS) or name.lower() in NOISE_NAMES or stem.lower() in NOISE_NAMES
 
 
 def is_code_path(path: str) -> bool:
@@ -44,7 +67,7 @@ def is_test_path(path: str) -> bool:
         return False
     normalized = path.replace("\\", "/")
     parts = {part.lower() for part in normalized.split("/")}
-    name = PurePosixPath(normalized.lower()).name
+    name = split_path(normalized.lower())[1]
     named_as_test = name.startswith("test_") or name.endswith(TEST_NAME_ENDINGS)
     return (bool(parts & TEST_DIRECTORIES) or named_as_test) and _suffix(path) in CODE_SUFFIXES
 

@@ -16,6 +16,8 @@ from typing import Sequence
 
 import numpy as np
 
+from pytest_retrieval_bench.index.path_kinds import is_plain_path, split_path
+
 PAIRED_FILES = 20
 TEST_MARKERS = frozenset({"test", "tests", "testing", "__tests__", "testsuite", "testsuites"})
 
@@ -59,8 +61,7 @@ class EdgeCalls:
 
 def source_test_keys(path: str) -> list[str]:
     """The bench's `canonical_test_source_keys`: the stem without test affixes, and `module:stem`."""
-    pure = PurePosixPath(path)
-    stem = pure.stem.lower()
+    stem = split_path(path)[2].lower()
     for suffix in ("_test", "test", "tests", ".test", ".spec", "_spec"):
         if stem.endswith(suffix):
             stem = stem[: -len(suffix)]
@@ -70,7 +71,8 @@ def source_test_keys(path: str) -> list[str]:
     stem = re.sub(r"[^a-z0-9]+", "", stem)
     if len(stem) < 3:
         return []
-    parents = [part.lower() for part in pure.parent.parts if part.lower() not in TEST_MARKERS]
+    directories = path.split("/")[:-1] if is_plain_path(path) else PurePosixPath(path).parent.parts
+    parents = [part.lower() for part in directories if part.lower() not in TEST_MARKERS]
     return [stem, f"{parents[-1]}:{stem}"] if parents and parents[-1] else [stem]
 
 

@@ -9,9 +9,13 @@ is resolved once per snapshot (once per importing directory when it is relative)
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import defaultdict
+from itertools import accumulate
 from pathlib import PurePosixPath
-from typing import Iterable
+from typing import Iterable, Iterator
+
+from pytest_retrieval_bench.index.path_kinds import is_plain_path, split_path
 
 IMPORT_LINES = 2_000
 IMPORT_SPECS = 200
@@ -23,16 +27,50 @@ IMPORT_PATTERN = re.compile(
     r"import\s+['\"]([^'\"]+)['\"]|#include\s+[<\"]([^>\"]+)[>\"]|"
     r"use\s+(?:crate::|super::)?([A-Za-z0-9_:]+))"
 )
-_IMPORT_WORDS = re.compile(r"(?:^|\s)(?:(?:from|import|#include|use)\s|require\()")
-"""What every match of `IMPORT_PATTERN` in a stripped line starts with, which the line holds
-unstripped too (a stripped line's start follows whitespace or starts the line): a line without
-it cannot match."""
+_IMPORT_WORDS = tuple((literal, re.compile(word)) for literal, word in (("from", r"from\s"), ("import", r"import\s"), ("#include", r"#include\s"),
+                                                                     ("use", r"use\s"), ("require(", r"require\(")))
+"""What every match of `IMPORT_PATTERN` holds, each a literal-led pattern that `re` finds at about
+memchr speed: a line holding none of them cannot match, so only the lines they are found on are
+matched against the pattern (a hit whose `\s` is the line's own break only costs a wasted try).
+A word's pattern runs only where `str.find` (faster still) sees its literal part."""
+
+
+_OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e")
+_NON_ASCII_BREAKS = ("\x85", "\u2028", "\u2029")
+"""What `str.splitlines` breaks a line at besides a newline (each is whitespace, so `strip` drops it)."""
+
+
+def _hit_lines(text: str, hits: list[int]) -> Iterator[str]:
+    """The distinct lines (by `str.splitlines`) holding the sorted positions `hits`, in order,
+    within the first `IMPORT_LINES` lines. A text of fewer lines with newlines as its only breaks
+    (the common case) is cut around each hit; any other is split into lines whole."""
+    if (text.count("\n") < IMPORT_LINES and not any(other in text for other in _OTHER_BREAKS)
+            and (text.isascii() or not any(other in text for other in _NON_ASCII_BREAKS))):
+        last = -1
+        for hit in hits:
+            start = text.rfind("\n", 0, hit) + 1
+            if start != last:
+                last = start
+                end = text.find("\n", hit)
+                yield text[start:end] if end >= 0 else text[start:]
+        return
+    lines = text.splitlines(True)  # with their breaks, so they tile the text
+    ends = list(accumulate(map(len, lines)))
+    line_end = 0
+    for hit in hits:
+        if hit >= line_end:  # past the line of the hit before
+            number = bisect_right(ends, hit)
+            if number >= IMPORT_LINES:
+                return
+            line_end = ends[number]
+            yield lines[number]
 
 
 def import_specs(text: str) -> list[str]:
     """The import specs of a file's first `IMPORT_LINES` lines, comment lines skipped, at most `IMPORT_SPECS`."""
+    hits = sorted({match.start() for literal, word in _IMPORT_WORDS if literal in text for match in word.finditer(text)})
     specs: list[str] = []
-    for line in filter(_IMPORT_WORDS.search, text.splitlines()[:IMPORT_LINES]):
+    for line in _hit_lines(text, hits) if hits else ():
         stripped = line.strip()
         if not stripped or stripped.startswith(("//", "# ", "*")):
             continue
@@ -47,16 +85,18 @@ def module_names(paths: Iterable[str]) -> dict[str, set[str]]:
     """Every lowercase name an import may use for a file: dotted and slashed, 2..5 trailing parts, stem."""
     names: dict[str, set[str]] = defaultdict(set)
     for path in paths:
-        pure = PurePosixPath(path)
-        no_suffix = str(pure.with_suffix(""))
+        plain = path.isascii()  # an ASCII path lowercases a character at a time: lowered once, its names are lowercase
+        source = path.lower() if plain else path
+        _, name, stem, suffix = split_path(source)
+        no_suffix = source[: len(source) - len(suffix)] if is_plain_path(source) else str(PurePosixPath(source).with_suffix(""))
         parts = no_suffix.split("/")
-        variants = {no_suffix, no_suffix.replace("/", "."), pure.name, pure.stem}
+        variants = [no_suffix, no_suffix.replace("/", "."), name, stem]
         for width in range(2, min(5, len(parts)) + 1):
-            variants.add("/".join(parts[-width:]))
-            variants.add(".".join(parts[-width:]))
+            variants.append("/".join(parts[-width:]))
+            variants.append(".".join(parts[-width:]))
         for variant in variants:
             if variant:
-                names[variant.lower()].add(path)
+                names[variant if plain else variant.lower()].add(path)
     return names
 
 
@@ -116,7 +156,7 @@ def import_pairs(paths: list[str], texts: list[str]) -> tuple[list[int], list[in
     for position, (path, text) in enumerate(zip(paths, texts)):
         if not text:
             continue
-        directory = str(PurePosixPath(path).parent)
+        directory = split_path(path)[0]
         for spec in import_specs(text):
             # a relative spec resolves from the importing file's directory, any other alike everywhere
             key = (spec, directory if spec.strip().strip(";,").startswith(".") else None)

@@ -32,7 +32,12 @@ def bench_tokens_of_words(words: list[str]) -> tuple[np.ndarray, list[bytes]]:
     that start between its NULs, and the tokens are the pieces."""
     if not words:
         return np.zeros(0, dtype=np.int64), []
-    data = np.frombuffer("\0".join(words).encode("ascii"), dtype=np.uint8)
+    return bench_tokens_of_joined("\0".join(words).encode("ascii"), len(words))
+
+
+def bench_tokens_of_joined(joined: bytes, size: int) -> tuple[np.ndarray, list[bytes]]:
+    """`bench_tokens_of_words` of `size` word runs already joined by NULs, as ASCII bytes."""
+    data = np.frombuffer(joined, dtype=np.uint8)
     gaps = np.flatnonzero(_LOWER[data[:-1]] & _UPPER[data[1:]]) + 1
     spaced = np.insert(data, gaps, _SPACE)
     spaced[spaced == _UNDERSCORE] = _SPACE
@@ -40,7 +45,7 @@ def bench_tokens_of_words(words: list[str]) -> tuple[np.ndarray, list[bytes]]:
     inside = ~ends & (spaced != _SPACE)
     starts = inside.copy()
     starts[1:] &= ~inside[:-1]
-    lengths = np.bincount(np.cumsum(ends)[starts], minlength=len(words)).astype(np.int64)  # NULs before a start: its run
+    lengths = np.bincount(np.cumsum(ends)[starts], minlength=size).astype(np.int64)  # NULs before a start: its run
     spaced[ends] = _SPACE
     return lengths, spaced.tobytes().lower().split()
 
