@@ -21,7 +21,6 @@ from typing import Any, Callable
 import pytest
 
 from pytest_retrieval_bench.cli import main
-from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import build_report, canonical_json
 from pytest_retrieval_bench.report.merge import merge_reports
 from pytest_retrieval_bench.scoring.cce_compare import paired_t, stats_block

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable
 
 from pytest_retrieval_bench.arms.base import checked_timeout
 from pytest_retrieval_bench.arms.embedding import EmbeddingArm
-from pytest_retrieval_bench.arms.fixture_embedders import REQUEST_FIXTURE, checked_options, dense_arm_of, fixture_names, ranking_function
+from pytest_retrieval_bench.arms.fixture_embedders import REQUEST_FIXTURE as REQUEST_FIXTURE, checked_options, dense_arm_of, fixture_names, ranking_function
 from pytest_retrieval_bench.errors import BenchError
 
 ARM_ATTRIBUTE = "__retrieval_bench_arm__"

@@ -29,7 +29,7 @@ from pytest_retrieval_bench.index.repomap_imports import import_pairs, import_sp
 from pytest_retrieval_bench.index.repomap_nodes import GENERIC_SYMBOLS, SymbolTable, informative_key, read_nodes
 from pytest_retrieval_bench.index.repomap_symbols import expand_ragged, symbol_pairs
 from pytest_retrieval_bench.index.term_ids import TermIds
-from pytest_retrieval_bench.index.tokens import bench_tokens, word_run_bytes
+from pytest_retrieval_bench.index.tokens import word_run_bytes
 from pytest_retrieval_bench.index.word_tokens import WordTokens
 
 __all__ = ["REPOMAP_VERSION", "KIND_CODES", "GENERIC_SYMBOLS", "RepoMapIndex", "build_repomap", "idf", "import_specs", "informative_key",
