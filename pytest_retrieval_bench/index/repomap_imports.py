@@ -31,7 +31,7 @@ _IMPORT_WORDS = tuple((literal, re.compile(word)) for literal, word in (("from",
                                                                      ("use", r"use\s"), ("require(", r"require\(")))
 """What every match of `IMPORT_PATTERN` holds, each a literal-led pattern that `re` finds at about
 memchr speed: a line holding none of them cannot match, so only the lines they are found on are
-matched against the pattern (a hit whose `\s` is the line's own break only costs a wasted try).
+matched against the pattern (a hit whose `\\s` is the line's own break only costs a wasted try).
 A word's pattern runs only where `str.find` (faster still) sees its literal part."""
 
 
