@@ -109,8 +109,7 @@ class SetupDisplay:
 
     def encoding(self, arm: str, key: str) -> ContextManager[Callable[[int, int], None]]:
         shown = f"{short_key(key)} for {arm}"
-        line = self._line(Wording(f"encoding {shown}", f"encoding of {shown}", describe_encoded, describe_encoded_final))
-        return _counting(line)
+        return _counting(self._line(Wording(f"encoding {shown}", f"encoding of {shown}", describe_encoded, describe_encoded_final)))
 
     @contextmanager
     def _line(self, wording: Wording) -> Iterator[Callable[[Any], None]]:
@@ -194,25 +193,23 @@ def describe_final(counts: SetupCounts) -> str:
 
 @dataclass(frozen=True)
 class Encoded:
-    """An encoding's counts: distinct texts encoded so far, of those to encode, and the seconds it took."""
+    """An encoding's counts: distinct texts encoded so far, of those to encode."""
 
     done: int
     total: int
-    seconds: float
 
 
 @contextmanager
 def _counting(line: ContextManager[Callable[[Any], None]]) -> Iterator[Callable[[int, int], None]]:
-    """`(encoded, to encode)` calls as `Encoded` counts, timed from the start of the encoding."""
-    started = time.monotonic()
+    """`(encoded, to encode)` calls as `Encoded` counts for the line."""
     with line as update:
-        yield lambda done, total: update(Encoded(done, total, time.monotonic() - started))
+        yield lambda done, total: update(Encoded(done, total))
 
 
 def describe_encoded(counts: Encoded, elapsed: float) -> str:
-    """`4096/10142 chunk texts encoded, 410/s, 10.0 s, about 15 s left`."""
+    """`4096/10142 chunk texts encoded, 410/s, 10.0 s, about 15 s left` (the rate over the line's elapsed time)."""
     parts = [f"{counts.done}/{counts.total} chunk texts encoded"]
-    rate = counts.done / counts.seconds if counts.seconds > 0 else None
+    rate = counts.done / elapsed if elapsed > 0 else None
     if rate:
         parts.append(f"{rate:.0f}/s")
     parts.append(f"{elapsed:.1f} s")
