@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(args.bench_src / "src"))
     from agent_retrieval_bench.embedding_eval import evaluate_embedding_baseline
 
-    embedder = TimedEmbedder(load_model(args.model, EmbedOptions()).embedder, args.model)
+    embedder = TimedEmbedder(load_model(args.model, EmbedOptions()), args.model)
     with tempfile.TemporaryDirectory() as scratch_name:
         scratch = Path(scratch_name)
         arms = Arms(embedder)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Protocol, Sequence
@@ -36,13 +36,6 @@ class EmbedOptions:
     passage_prefix: str = ""
     normalize: bool = True
     trust_remote_code: bool = False
-
-
-@dataclass
-class LoadedModel:
-    embedder: TextEmbedder
-    device: str
-    libraries: dict[str, str] = field(default_factory=dict)
 
 
 def library_version(name: str) -> str:
@@ -120,12 +113,12 @@ def choose_device(asked: str | None) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def load_model(model: str, options: EmbedOptions) -> LoadedModel:
+def load_model(model: str, options: EmbedOptions) -> TextEmbedder:
     """The embedder of `embed:<model>`; RuntimeError saying what is missing or wrong."""
     if model == HASH:
         from pytest_retrieval_bench.arms.hashing_embedder import HashingEmbedder
 
-        return LoadedModel(HashingEmbedder(normalize=options.normalize), "cpu", {})
+        return HashingEmbedder(normalize=options.normalize)
     if model == WORDLLAMA:
         package = wordllama_dir()
         if package is None:
@@ -134,20 +127,19 @@ def load_model(model: str, options: EmbedOptions) -> LoadedModel:
 
         # the package's own folder as the cache: its default loader looks for the tokenizer elsewhere, then downloads
         loaded = WordLlama.load(cache_dir=package, disable_download=True)
-        return LoadedModel(WordLlamaEmbedder(loaded, options.normalize), "cpu", model_libraries(model))
+        return WordLlamaEmbedder(loaded, options.normalize)
     if importlib.util.find_spec("sentence_transformers") is None:
         raise RuntimeError(f"model {model!r} needs sentence-transformers (pip install 'pytest-retrieval-bench[sentence-transformers]')")
     from sentence_transformers import SentenceTransformer
 
-    device = choose_device(options.device)
-    kwargs: dict[str, Any] = {"device": device}
+    kwargs: dict[str, Any] = {"device": planned_device(model, options.device)}
     if options.trust_remote_code:
         kwargs["trust_remote_code"] = True
     try:
         loaded = SentenceTransformer(model, **kwargs)
     except Exception as error:  # the library's own errors for a bad path or name vary by version
         raise RuntimeError(f"model {model!r} could not be loaded: {type(error).__name__}: {error}") from None
-    return LoadedModel(SentenceTransformerEmbedder(loaded, options.normalize), device, model_libraries(model))
+    return SentenceTransformerEmbedder(loaded, options.normalize)
 
 
 #: the dimension of a built-in model's vectors, known without loading it
@@ -165,5 +157,6 @@ def model_libraries(model: str) -> dict[str, str]:
 
 
 def planned_device(model: str, asked: str | None) -> str:
-    """The device `embed:<model>` runs on, decided as `load_model` decides it."""
+    """The device `embed:<model>` runs on: `load_model` loads a SentenceTransformers model there, and
+    the report names it without loading anything (wordllama and `hash` run on the CPU)."""
     return "cpu" if model in (HASH, WORDLLAMA) else choose_device(asked)

@@ -21,7 +21,7 @@ import numpy as np
 import orjson
 
 from pytest_retrieval_bench.arms.base import Answer, Request
-from pytest_retrieval_bench.arms.embedders import (BUILT_IN_DIMENSIONS, EmbedOptions, LoadedModel, TextEmbedder, load_model, model_libraries,
+from pytest_retrieval_bench.arms.embedders import (BUILT_IN_DIMENSIONS, EmbedOptions, TextEmbedder, load_model, model_libraries,
                                                    planned_device, weights_digest)
 from pytest_retrieval_bench.arms.lexical import NOT_APPLICABLE, RANKING_CAP
 from pytest_retrieval_bench.errors import ArmError
@@ -94,7 +94,7 @@ class EmbeddingArm:
     on_encoded: Callable[[str, str, int, int, float], None] | None = None
     #: (arm, snapshot key) -> a context yielding the `(encoded, to encode)` callback of a progress display, or None
     show_encoding: Callable[[str, str], ContextManager[Callable[[int, int], None] | None]] | None = None
-    _loaded: LoadedModel | None = field(default=None, repr=False)
+    _loaded: TextEmbedder | None = field(default=None, repr=False)
     _held: Held | None = field(default=None, repr=False)
     _dimension: int | None = field(default=None, repr=False)
 
@@ -117,10 +117,13 @@ class EmbeddingArm:
         return {**source, "query_prefix": options.query_prefix, "passage_prefix": options.passage_prefix,
                 "batch_size": options.batch_size, "trust_remote_code": options.trust_remote_code}
 
+    def identity_digest(self) -> str:
+        """A digest of the model identity the registration names (an `@embedder(...)` arm: its function and options)."""
+        return hashlib.sha256(orjson.dumps(self.model_identity(bound=False), option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+
     @property
     def identity(self) -> str:
-        text = orjson.dumps(self.model_identity(bound=False), option=orjson.OPT_SORT_KEYS)
-        return f"embedding:{self.model}:{hashlib.sha256(text).hexdigest()[:16]}"
+        return f"embedding:{self.model}:{self.identity_digest()}"
 
     def description(self) -> dict[str, Any]:
         """The report's record of the model: identity, library versions, device and dimension, all
@@ -143,7 +146,7 @@ class EmbeddingArm:
                 self._loaded = load_model(self.model, self.options)
             except (RuntimeError, ImportError, OSError, ValueError) as error:
                 raise ArmError(f"arm {self.name!r}: {error}") from None
-        return self._loaded.embedder
+        return self._loaded
 
     def encode(self, texts: list[str], what: str) -> np.ndarray:
         embedder = self._embedder()

@@ -114,8 +114,7 @@ class FixtureArm:
             source = "nosource"
         where = f"{declared.__module__}.{declared.__qualname__}"
         if self.embedding is not None:  # another prefix or batch size is another arm
-            options = hashlib.sha256(repr(sorted(vars(self.embedding.options).items())).encode()).hexdigest()[:16]
-            return f"fixture-embedder:{where}:{source}:{options}{variant}"
+            return f"fixture-embedder:{where}:{source}:{self.embedding.identity_digest()}{variant}"
         return f"fixture:{where}:{source}{variant}"
 
     def prepare(self, snapshot: Any) -> None:
