@@ -16,6 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
+from pytest_retrieval_bench.index.distinct import lex_order
 from pytest_retrieval_bench.index.path_kinds import is_plain_path, split_path
 
 PAIRED_FILES = 20
@@ -47,13 +48,13 @@ class EdgeCalls:
         sources, targets = np.concatenate((left, right)), np.concatenate((right, left))
         calls, weights = np.concatenate((calls, calls)), np.concatenate((weights, weights))
         pairs = sources * max(size, 1) + targets
-        order = np.lexsort((calls, pairs))  # by pair, each pair's calls in call order
+        order = lex_order((pairs, max(size, 1) ** 2), (calls, len(left)))  # by pair, each pair's calls in call order
         pairs, calls, weights = pairs[order], calls[order], weights[order]
         starts = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1]))) if len(pairs) else np.zeros(0, dtype=np.int64)
         summed = np.add.reduceat(weights, starts) if len(starts) else weights
         firsts, pairs = calls[starts], pairs[starts]
         sources, targets = np.divmod(pairs, max(size, 1))
-        listed = np.lexsort((firsts, sources))  # by node, neighbours in the order of their first call
+        listed = lex_order((sources, size), (firsts, len(left)))  # by node, neighbours in the order of their first call
         offsets = np.zeros(size + 1, dtype=np.int64)
         offsets[1:] = np.cumsum(np.bincount(sources, minlength=size))
         return offsets, targets[listed].astype(np.int32), summed[listed]

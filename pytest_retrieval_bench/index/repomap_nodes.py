@@ -16,6 +16,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from pytest_retrieval_bench.index.distinct import sorted_distinct
 from pytest_retrieval_bench.index.word_tokens import bench_tokens_of_joined
 
 GENERIC_SYMBOLS = frozenset(
@@ -113,14 +114,14 @@ def _table(owners: list[int], symbols: list[str]) -> SymbolTable:
     part_number = {part: position for position, part in enumerate(part_names)}
     found = np.fromiter(map(part_number.get, tokens, repeat(-1)), dtype=np.int64, count=len(tokens))
     owner = np.repeat(np.arange(len(names), dtype=np.int64), counts)
-    parts = np.unique(owner[found >= 0] * max(1, len(part_names)) + found[found >= 0])  # a symbol's parts once each, ascending
+    parts = sorted_distinct(owner[found >= 0] * max(1, len(part_names)) + found[found >= 0])  # a symbol's parts once each, ascending
     part_owners, part_ids = np.divmod(parts, max(1, len(part_names)))
     part_offsets = np.zeros(len(names) + 1, dtype=np.int64)
     part_offsets[1:] = np.cumsum(np.bincount(part_owners, minlength=len(names)))
 
     chosen = np.fromiter(map(number.get, symbols, repeat(-1)), dtype=np.int64, count=len(symbols))
     held = chosen >= 0
-    pairs = np.unique(np.asarray(owners, dtype=np.int64)[held] * max(1, len(names)) + chosen[held])
+    pairs = sorted_distinct(np.asarray(owners, dtype=np.int64)[held] * max(1, len(names)) + chosen[held])
     node_of_pair, symbol_of_pair = np.divmod(pairs, max(1, len(names)))
     return SymbolTable(names=names, key_ids=key_ids, keys=[key.decode("ascii") for key in keys], part_offsets=part_offsets,
                        part_ids=part_ids, part_names=[part.decode("ascii") for part in part_names], node_of_pair=node_of_pair,

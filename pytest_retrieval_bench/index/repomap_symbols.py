@@ -17,6 +17,7 @@ from typing import Callable
 
 import numpy as np
 
+from pytest_retrieval_bench.index.distinct import first_positions, lex_order, sorted_distinct
 from pytest_retrieval_bench.index.repomap_nodes import SymbolTable
 
 SYMBOL_SCAN_MAX_FILES = 3_000
@@ -62,7 +63,7 @@ def symbol_pairs(paths: list[str], searchable: np.ndarray, table: SymbolTable, t
     nodes, symbols = table.node_of_pair[held], table.symbol_of_pair[held]  # by node, symbols ascending
     keys = table.key_ids[symbols]
     key_count, node_count = len(table.keys), len(paths)
-    definer_pairs = np.unique(keys * node_count + nodes)
+    definer_pairs = sorted_distinct(keys * node_count + nodes)
     definer_keys, definers = np.divmod(definer_pairs, node_count)
     per_key = np.bincount(definer_keys, minlength=key_count)
     usable = table.scannable()[symbols] & (per_key[keys] <= SYMBOL_KEY_FILES)
@@ -70,21 +71,21 @@ def symbol_pairs(paths: list[str], searchable: np.ndarray, table: SymbolTable, t
     if not len(symbols):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     # a key's parts are those of the last symbol naming it (a later one replaces an earlier one's)
-    _, last = np.unique(keys[::-1], return_index=True)
+    last = first_positions(keys[::-1])
     last_symbols = symbols[::-1][last]
     part_counts = np.zeros(key_count, dtype=np.int64)
     part_counts[keys[::-1][last]] = table.part_offsets[last_symbols + 1] - table.part_offsets[last_symbols]
     # a token names every key any of whose symbols has it as a part
     part_keys, parts = expand_ragged(table.part_offsets, table.part_ids, keys, symbols)
-    token_pairs = np.unique(parts * key_count + part_keys)
+    token_pairs = sorted_distinct(parts * key_count + part_keys)
     present, token_ranks = np.unique(token_pairs // key_count, return_inverse=True)  # part tokens in sorted order
     token_keys = (token_pairs % key_count).astype(np.int32)
     key_offsets = np.zeros(len(present) + 1, dtype=np.int64)
     key_offsets[1:] = np.cumsum(np.bincount(token_ranks, minlength=len(present)))
+    by_path = np.asarray(sorted(range(node_count), key=paths.__getitem__), dtype=np.int64)  # nodes in path order
     path_rank = np.empty(node_count, dtype=np.int64)
-    path_rank[np.asarray(sorted(range(node_count), key=paths.__getitem__), dtype=np.int64)] = np.arange(node_count, dtype=np.int64)
-    by_path = np.lexsort((path_rank[definers], definer_keys))
-    definer_nodes = definers[by_path]
+    path_rank[by_path] = np.arange(node_count, dtype=np.int64)
+    definer_nodes = by_path[np.sort(definer_keys * node_count + path_rank[definers]) % node_count]  # by key, then path
     definer_offsets = np.zeros(key_count + 1, dtype=np.int64)
     definer_offsets[1:] = np.cumsum(per_key)
     rank = np.full(vocabulary, -1, dtype=np.int64)  # token id -> its place among the part tokens, sorted
@@ -92,9 +93,8 @@ def symbol_pairs(paths: list[str], searchable: np.ndarray, table: SymbolTable, t
 
     ranks = rank[file_tokens]
     keep = (ranks >= 0) & searchable[file_docs]
-    docs, ranks = file_docs[keep].astype(np.int64), ranks[keep]
-    order = np.lexsort((ranks, docs))  # each file's tokens in sorted order
-    docs, ranks = docs[order], ranks[order]
+    # each file's tokens in sorted order: (file, rank) pairs are distinct, so sorted as one key each
+    docs, ranks = np.divmod(np.sort(file_docs[keep].astype(np.int64) * len(present) + ranks[keep]), len(present))
     per_pair = key_offsets[ranks + 1] - key_offsets[ranks]
     bounds = np.flatnonzero(np.concatenate(([True], docs[1:] != docs[:-1], [True])))  # where each file's pairs start, and the end
     reach = np.concatenate(([0], np.cumsum(per_pair)))[bounds]  # (file, key) occurrences before each file
@@ -147,7 +147,7 @@ def _scan(docs: np.ndarray, ranks: np.ndarray, key_offsets: np.ndarray, token_ke
     kept = (counts > cut[local]) | (level & (places - before[local] <= KEPT_KEYS - above[local]))
     kept &= counts >= part_counts[keys]
     local, keys, counts, first = local[kept], keys[kept], counts[kept], first[kept]
-    ranked = np.lexsort((keys, first, -counts, local))
+    ranked = lex_order((local, len(file_ids)), (levels - 1 - counts, levels), (first, len(key_offsets)), (keys, key_count))  # (file, key) pairs are distinct
     return _references(file_ids[local[ranked]], keys[ranked], definer_offsets, definer_nodes, node_count)
 
 
@@ -158,7 +158,7 @@ def _references(files: np.ndarray, keys: np.ndarray, definer_offsets: np.ndarray
     referring, defining = expand_ragged(definer_offsets, definer_nodes, files, keys)  # each key's files in path order
     keep = referring != defining
     referring, defining = referring[keep], defining[keep]
-    _, firsts = np.unique(referring * node_count + defining, return_index=True)  # a file joined once to each
+    firsts = first_positions(referring * node_count + defining)  # a file joined once to each
     seen_first = np.zeros(len(referring), dtype=bool)
     seen_first[firsts] = True
     referring, defining = referring[seen_first], defining[seen_first]
