@@ -25,10 +25,10 @@ SYMBOL_REFS_PER_FILE = 80
 SYMBOL_KEY_FILES = 8
 KEPT_KEYS = 4 * SYMBOL_REFS_PER_FILE
 """Keys a file keeps of its ranked ones (`most_common(4 * max_symbol_refs_per_file)`)."""
-SCAN_PAIRS = 1 << 18
+SCAN_PAIRS = 1 << 16
 """(file, key) occurrences counted per step: bounds the scan's temporaries (a few MB, reused, where
 fresh pages for larger ones cost more than the counting)."""
-SCAN_CELLS = 1 << 20
+SCAN_CELLS = 1 << 18
 """(file, key) cells of the per-step count grid, likewise."""
 
 
@@ -125,27 +125,35 @@ def _scan(docs: np.ndarray, ranks: np.ndarray, key_offsets: np.ndarray, token_ke
     starts = np.concatenate(([True], docs[1:] != docs[:-1]))
     file_ids = docs[starts]
     per_pair = key_offsets[ranks + 1] - key_offsets[ranks]
-    # int32 throughout (a step's grid is below SCAN_CELLS cells): half the memory traffic of int64
-    local, keys = expand_ragged(key_offsets, token_keys, (np.cumsum(starts) - 1).astype(np.int32), ranks)  # counting order: tokens, then keys
+    # each occurrence's cell (file in the step, key) in counting order: a file's tokens in order, a
+    # token's keys in order; int32 throughout (a step's grid is below SCAN_CELLS cells or one file's keys)
+    ends = np.cumsum(per_pair)
+    gather = np.repeat(key_offsets[ranks] - (ends - per_pair), per_pair)
+    gather += np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+    cells = token_keys[gather]
+    cells += np.repeat(((np.cumsum(starts) - 1) * key_count).astype(np.int32), per_pair)
     token_ranks = np.repeat(ranks.astype(np.int32), per_pair)
-    cells = local * np.int32(key_count) + keys
     grid = len(file_ids) * key_count
     counts = np.bincount(cells, minlength=grid)
     first = np.full(grid, len(key_offsets), dtype=np.int32)
     np.minimum.at(first, cells, token_ranks)
     firsts = np.flatnonzero(first[cells] == token_ranks)  # each pair once, in counting order
     cells = cells[firsts]
-    local, keys, counts, first = local[firsts], keys[firsts], counts[cells], token_ranks[firsts]
+    counts, first = counts[cells], token_ranks[firsts]
+    local, keys = np.divmod(cells, np.int32(key_count))
     levels = int(counts.max()) + 1
     at_least = np.cumsum(np.bincount(local * levels + counts, minlength=len(file_ids) * levels).reshape(-1, levels)[:, ::-1], axis=1)[:, ::-1]
     cut = (at_least >= KEPT_KEYS).sum(axis=1) - 1  # the count of a file's last kept pair (-1: it has fewer pairs, all kept)
     above = np.where(cut >= 0, at_least[np.arange(len(file_ids)), np.minimum(cut + 1, levels - 1)], 0)
     above[cut + 1 >= levels] = 0
-    level = counts == cut[local]
-    places = np.cumsum(level)
-    before = np.concatenate(([0], places))[np.searchsorted(local, np.arange(len(file_ids)))]  # level pairs before each file's first
-    kept = (counts > cut[local]) | (level & (places - before[local] <= KEPT_KEYS - above[local]))
-    kept &= counts >= part_counts[keys]
+    cut_of_pair = cut[local]
+    places = np.cumsum(counts == cut_of_pair)  # pairs at their file's cut-off count so far
+    before = np.concatenate(([0], places))[np.searchsorted(local, np.arange(len(file_ids)))]  # such pairs before each file's first
+    # only complete keys make edges: of those at or above the cut-off count (all, where there is none), those
+    # above it, and those at it among the first `KEPT_KEYS - above` of their file at that count
+    held = np.flatnonzero((counts >= cut_of_pair) & (counts >= part_counts[keys]))
+    local, keys, counts, first = local[held], keys[held], counts[held], first[held]
+    kept = (counts > cut_of_pair[held]) | (places[held] - before[local] <= KEPT_KEYS - above[local])
     local, keys, counts, first = local[kept], keys[kept], counts[kept], first[kept]
     ranked = lex_order((local, len(file_ids)), (levels - 1 - counts, levels), (first, len(key_offsets)), (keys, key_count))  # (file, key) pairs are distinct
     return _references(file_ids[local[ranked]], keys[ranked], definer_offsets, definer_nodes, node_count)
