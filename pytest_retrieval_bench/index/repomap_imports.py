@@ -74,10 +74,8 @@ def import_specs(text: str) -> list[str]:
         stripped = line.strip()
         if not stripped or stripped.startswith(("//", "# ", "*")):
             continue
-        for match in IMPORT_PATTERN.finditer(stripped):
-            spec = next((group for group in match.groups() if group), None)
-            if spec:
-                specs.append(spec)
+        # each alternative has one group, which matches at least a character: the one that matched is the spec
+        specs.extend(match[match.lastindex] for match in IMPORT_PATTERN.finditer(stripped))
     return specs[:IMPORT_SPECS]
 
 

@@ -9,7 +9,7 @@ need byte order, which `byte_order` gives once per vocabulary.
 from __future__ import annotations
 
 from collections import defaultdict
-from itertools import count
+from itertools import count, islice
 
 import numpy as np
 
@@ -25,33 +25,37 @@ class TermIds:
     """term -> id, ids 0, 1, 2, ... in the order terms are first met; `terms[id]` is the term.
 
     Tokens arrive as ASCII bytes (`word_run_bytes`, `bench_tokens_of_words`) and are looked up as
-    they are; `terms` holds them decoded, once per distinct term."""
+    they are. A dictionary keeps its keys in insertion order, which is id order, so `terms` is
+    read off the keys when asked for, all new ones decoded by one join, rather than after each lookup."""
 
     def __init__(self) -> None:
         self._ids: defaultdict[bytes, int] = defaultdict(count().__next__)
-        self.terms: list[str] = []
+        self._terms: list[str] = []
         self._byte_order: tuple[list[str], np.ndarray] | None = None
 
     def __len__(self) -> int:
-        return len(self.terms)
+        return max(len(self._ids), len(self._terms))
+
+    @property
+    def terms(self) -> list[str]:
+        """Every term, by id, decoded from the dictionary's keys once each."""
+        if len(self._ids) > len(self._terms):
+            self._terms.extend(b"\0".join(islice(self._ids, len(self._terms), None)).decode("ascii").split("\0"))
+        return self._terms
 
     def of(self, tokens: list[bytes]) -> np.ndarray:
         """The ids of `tokens`, new terms numbered as they come."""
         if not tokens:
             return NO_IDS
-        known = len(self.terms)
+        known = len(self._ids)
         ids = np.fromiter(map(self._ids.__getitem__, tokens), dtype=np.int32, count=len(tokens))
         if len(self._ids) > known:
             self._byte_order = None
-            # a new term's first occurrence is where the ids seen so far reach a new maximum
-            new = np.flatnonzero(ids >= known)
-            highest = np.maximum.accumulate(ids[new])
-            firsts = new[np.flatnonzero(np.concatenate(([True], highest[1:] > highest[:-1])))]
-            self.terms.extend(b"\0".join([tokens[position] for position in firsts.tolist()]).decode("ascii").split("\0"))
         return ids
 
     def forget_ids(self) -> None:
         """Drop the term -> id dictionary once no new text will be numbered (it costs more than the terms)."""
+        self.terms  # noqa: B018 - every term decoded while the keys are still there
         self._ids = defaultdict(_no_new_terms)
 
     def byte_order(self) -> tuple[list[str], np.ndarray]:
