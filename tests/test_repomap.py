@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_retrieval_bench.arms.base import Request
 from pytest_retrieval_bench.arms.repomap import QueryView, RepoMapArm, file_scores, personalized_pagerank, rank_files
@@ -236,6 +238,18 @@ def test_path_kinds_follow_the_bench() -> None:
     assert file_kind("web/app.spec.ts") == "test" and file_kind("README.md") == "other"
     assert is_test_path("src/FooTest.java") and not is_code_path("vendor/lib.go")
     assert file_kind("testdata/fixture.json") == "other"  # a test location, but not code
+
+
+_PATH_PIECES = st.sampled_from(["a", "b", "/", ".", "_", "\\", "test", "tests", "Testing", "__tests__", "docs", "vendor", "README",
+                                "CHANGELOG", "license.md", "x.py", ".PY", ".spec.ts", "_test.go", "Test.java", "test_", "..", "//"])
+
+
+@given(st.lists(_PATH_PIECES, max_size=8).map("".join))
+@settings(max_examples=500, deadline=None)
+def test_file_kind_is_the_bench_test_rule_then_its_code_rule(path: str) -> None:
+    """The one-pass `file_kind` is `is_test_path`, else `is_code_path` (the bench's rules as written)."""
+    expected = "test" if is_test_path(path) else "source" if is_code_path(path) else "other"
+    assert file_kind(path) == expected
 
 
 def test_import_specs_and_resolution() -> None:

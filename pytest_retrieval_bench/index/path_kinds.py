@@ -73,9 +73,17 @@ def is_test_path(path: str) -> bool:
 
 
 def file_kind(path: str) -> str:
-    """"test", "source" or "other", in that order of precedence."""
-    if is_test_path(path):
+    """"test", "source" or "other", in that order of precedence: `is_test_path`, then
+    `is_code_path`, with what both read of the path (its suffix, its lowercased parts) taken once,
+    and the suffix first, since neither class holds a file without a code suffix."""
+    if not path or _suffix(path) not in CODE_SUFFIXES:
+        return "other"
+    normalized = path.replace("\\", "/")
+    parts = {part.lower() for part in normalized.split("/")}
+    name = split_path(normalized.lower())[1]
+    if parts & TEST_DIRECTORIES or name.startswith("test_") or name.endswith(TEST_NAME_ENDINGS):
         return "test"
-    if is_code_path(path):
-        return "source"
-    return "other"
+    _, name, stem, _ = split_path(normalized)
+    if parts & NOISE_PARTS or name.lower() in NOISE_NAMES or stem.lower() in NOISE_NAMES:
+        return "other"
+    return "source"
