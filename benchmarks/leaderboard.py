@@ -19,7 +19,10 @@ after another:
    index is built; with `PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`, so the other pytest plugins installed
    in the environment (which a user may or may not have) are not loaded and not counted;
 3. warm: the same command again on the cache the cold run filled;
-4. the bench: `eval-selective-baseline --ranker lexical`, `--ranker bm25` and `eval-repomap`
+4. start-up: the same command with `--co` (collection only: the interpreter, the imports, the
+   plugin's configuration, reading the samples, collecting the items, no index and no query),
+   the part of every run that neither a cache nor a faster build can remove;
+5. the bench: `eval-selective-baseline --ranker lexical`, `--ranker bm25` and `eval-repomap`
    (all files, `--no-keep-list`), each a process of its own, with `src/` of `--bench-src` first
    on PYTHONPATH.
 
@@ -28,7 +31,8 @@ seconds, peak RSS, arm-samples (the plugin's items; the lines of each bench comm
 file), CPU per arm-sample and the bench/plugin ratios of CPU per arm-sample, in total and per
 ranker (the plugin's CPU per item for every ranker, as one run builds and ranks them together),
 the bench's three commands' CPU against the cold run's, wall likewise; cold/floor; cold/warm;
-the cold run's peak RSS against 3x the largest snapshot's file-row text plus 150 MB. As a
+start-up, cold and warm beyond it, and cold/start-up (the most cold/warm can be, as a warm run
+pays the start-up too); the cold run's peak RSS against 3x the largest snapshot's file-row text plus 150 MB. As a
 side figure, how many of each bench command's top-20 lists equal the plugin's ranking (the
 bench's RepoMap depends on the string-hash seed, see benchmarks/repomap.py). It asserts nothing.
 """
@@ -110,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         floors: list[dict[str, Any]] = []
         colds: list[Child] = []
         warms: list[Child] = []
+        startups: list[Child] = []
         theirs: dict[str, list[Child]] = {arm: [] for arm in ARMS}
         for round_number in range(args.repeat):
             floor_child = run_child(f"floor-{round_number}", [sys.executable, str(Path(__file__).resolve()), "--samples", str(args.samples),
@@ -121,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                                                             f"--bench-report={work / f'cold-{round_number}.json'}"], work, env=plugin_env, ok=(0, 1)))
             warms.append(run_child(f"warm-{round_number}", [*pytest, f"--bench-cache-dir={cache}",
                                                             f"--bench-report={work / f'warm-{round_number}.json'}"], work, env=plugin_env, ok=(0, 1)))
+            startups.append(run_child(f"startup-{round_number}", [*pytest, "--co", f"--bench-cache-dir={cache}"], work, env=plugin_env))
             for arm, command in BENCH_COMMANDS.items():
                 out = work / f"bench-{arm}-{round_number}"
                 extra = ["--sweep", f"{out}-sweep.jsonl", "--report", f"{out}-report.md"] if command[0] == "eval-selective-baseline" else []
@@ -132,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         measured = min(floors, key=lambda run: run["read"] + run["tokenize"])
         floor_cpu = measured["read"] + measured["tokenize"]
         largest_mb = measured["largest_file_text_bytes"] / MB
-        cold, warm = fastest(colds), fastest(warms)
+        cold, warm, startup = fastest(colds), fastest(warms), fastest(startups)
         bench = {arm: fastest(runs) for arm, runs in theirs.items()}
         cold_round = colds.index(min(colds, key=lambda child: child.cpu))
         report = json.loads((work / f"cold-{cold_round}.json").read_text())
@@ -147,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
             agree[arm] = top_agreement(details, ours, arm)
 
     print(f"\n== rounds: {args.repeat}; each figure is the least CPU of its rounds (peak RSS: the most)")
-    for name, child in (("plugin cold", cold), ("plugin warm", warm), *((f"bench {arm}", child) for arm, child in bench.items())):
+    for name, child in (("plugin cold", cold), ("plugin warm", warm), ("plugin start-up", startup),
+                        *((f"bench {arm}", child) for arm, child in bench.items())):
         print(f"{name:<22}{', '.join(f'{cpu:.2f}' for cpu in child.all_cpu)} s cpu")
     floor_totals = [run["read"] + run["tokenize"] for run in floors]
     print(f"{'floor':<22}{', '.join(f'{total:.2f}' for total in floor_totals)} s cpu")
@@ -175,6 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"floor                 {floor_cpu:.2f} s cpu (read {measured['read']:.2f} + bench tokens {measured['tokenize']:.2f})   "
           f"cold/floor {ratio(cold.cpu, floor_cpu)}")
     print(f"cold/warm             {ratio(cold.cpu, warm.cpu)} cpu")
+    print(f"start-up (--co)       {startup.cpu:.2f} s cpu: paid by every run, cold or warm; beyond it, cold {cold.cpu - startup.cpu:.2f} s and "
+          f"warm {warm.cpu - startup.cpu:.2f} s ({ratio(cold.cpu - startup.cpu, warm.cpu - startup.cpu)}); cold/start-up "
+          f"{ratio(cold.cpu, startup.cpu)}, the most cold/warm can be")
     bound = 3 * largest_mb + RSS_ALLOWANCE_MB
     print(f"cold peak RSS         {cold.rss_mb:.0f} MB against 3 x {largest_mb:.1f} MB (largest snapshot's file-row text) + "
           f"{RSS_ALLOWANCE_MB} MB = {bound:.0f} MB ({ratio(cold.rss_mb, bound)})")

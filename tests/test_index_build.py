@@ -225,3 +225,12 @@ def test_file_chunk_index_equals_the_built_one_on_edge_files() -> None:
 
 def test_file_chunk_index_equals_the_built_one_on_the_real_tree() -> None:
     assert_same_chunk_index(list(real_files()), ["absent"])
+
+
+@pytest.mark.parametrize("terms", [[], ["a", "bc"], ["é", "x", "\udcff", "zz"], ["ascii", "naïve"]])
+def test_utf8_ends_are_each_terms_end_in_the_joined_encoding(terms: list[str]) -> None:
+    from pytest_retrieval_bench.index.postings import utf8_ends
+
+    blob = "".join(terms).encode("utf-8", errors="surrogatepass")
+    ends = [0, *utf8_ends(terms, blob).tolist()]
+    assert [blob[a:b].decode("utf-8", errors="surrogatepass") for a, b in zip(ends, ends[1:])] == terms

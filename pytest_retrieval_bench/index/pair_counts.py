@@ -12,12 +12,11 @@ temporaries beside the result.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import Callable
 
 import numpy as np
 
-from pytest_retrieval_bench.index.postings import Postings, narrowest, utf8_length
+from pytest_retrieval_bench.index.postings import Postings, narrowest, utf8_ends
 from pytest_retrieval_bench.index.term_ids import TermIds
 
 BATCH_TOKENS = 1 << 16
@@ -172,5 +171,5 @@ def postings_of_batches(batches: list[Batch], size: int, term_ids: TermIds) -> t
     terms = [ordered_terms[position] for position in used.tolist()]
     blob = "".join(terms).encode("utf-8", errors="surrogatepass")
     term_offsets = np.zeros(len(terms) + 1, dtype=narrowest(len(blob)))
-    term_offsets[1:] = list(accumulate(map(utf8_length, terms)))
+    term_offsets[1:] = utf8_ends(terms, blob)
     return Postings(blob=blob, term_offsets=term_offsets, offsets=offsets, docs=docs, counts=counts), distinct

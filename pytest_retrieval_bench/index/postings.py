@@ -13,7 +13,7 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import accumulate, chain, repeat
+from itertools import chain, repeat
 from pathlib import PurePosixPath
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
@@ -60,6 +60,16 @@ def narrowest(limit: int) -> type:
 
 def utf8_length(term: str) -> int:
     return len(term) if term.isascii() else len(term.encode("utf-8", errors="surrogatepass"))
+
+
+def utf8_ends(terms: list[str], blob: bytes) -> np.ndarray:
+    """Where each term ends in `blob`, their UTF-8 encodings joined: by character counts when the
+    blob is as long as the characters (all ASCII: any other character takes two bytes or more),
+    else by each term's encoded length; a call per term only in that case."""
+    lengths = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms))
+    if int(lengths.sum()) != len(blob):
+        lengths = np.fromiter(map(utf8_length, terms), dtype=np.int64, count=len(terms))
+    return np.cumsum(lengths)
 
 
 class TermPostings(Protocol):
@@ -178,7 +188,7 @@ class PostingsBuilder:
             term_ids = _as_numpy(self._term_ids)
             term_ids[:] = rank[term_ids]  # in place: positions are below `size` as ids are
         blob = "".join(ordered).encode("utf-8", errors="surrogatepass")
-        ends = array(np.dtype(narrowest(len(blob))).char, accumulate(map(utf8_length, ordered)))
+        ends = array(np.dtype(narrowest(len(blob))).char, utf8_ends(ordered, blob).astype(narrowest(len(blob))).tobytes())
         self._batches.append(_Batch(blob, ends, self._term_ids, self._counts))
         self._vocab, self._term_ids, self._counts = {}, array("H"), array("H")
 
