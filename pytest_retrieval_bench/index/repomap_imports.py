@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import defaultdict
-from itertools import accumulate
+from itertools import accumulate, chain
 from pathlib import PurePosixPath
 from typing import Iterable, Iterator
 
@@ -66,27 +66,53 @@ def _hit_lines(text: str, hits: list[int]) -> Iterator[str]:
             yield lines[number]
 
 
-def import_specs(text: str) -> list[str]:
-    """The import specs of a file's first `IMPORT_LINES` lines, comment lines skipped, at most `IMPORT_SPECS`."""
+def line_specs(line: str) -> list[str]:
+    """The import specs of one line: none for a comment line."""
+    stripped = line.strip()
+    if not stripped or stripped.startswith(("//", "# ", "*")):
+        return []
+    # each alternative has one group, which matches at least a character: the one that matched is the spec
+    return [match[match.lastindex] for match in IMPORT_PATTERN.finditer(stripped)]
+
+
+def import_specs(text: str, known: dict[str, list[str]] | None = None) -> list[str]:
+    """The import specs of a file's first `IMPORT_LINES` lines, comment lines skipped, at most
+    `IMPORT_SPECS`. `known` keeps each distinct line's specs across the files of a snapshot, whose
+    import lines repeat (`import org.junit.jupiter.api.Test;` in every test file)."""
     hits = sorted({match.start() for literal, word in _IMPORT_WORDS if literal in text for match in word.finditer(text)})
+    if not hits:
+        return []
+    known = {} if known is None else known
     specs: list[str] = []
-    for line in _hit_lines(text, hits) if hits else ():
-        stripped = line.strip()
-        if not stripped or stripped.startswith(("//", "# ", "*")):
-            continue
-        # each alternative has one group, which matches at least a character: the one that matched is the spec
-        specs.extend(match[match.lastindex] for match in IMPORT_PATTERN.finditer(stripped))
+    for line in _hit_lines(text, hits):
+        found = known.get(line)
+        if found is None:
+            found = known[line] = line_specs(line)
+        specs.extend(found)
     return specs[:IMPORT_SPECS]
 
 
-def module_names(paths: Iterable[str]) -> dict[str, set[str]]:
-    """Every lowercase name an import may use for a file: dotted and slashed, 2..5 trailing parts, stem."""
+def _tail(name: str) -> str:
+    """What follows a name's last `/` or `.`: an import name and the file it names end alike."""
+    return name[max(name.rfind("/"), name.rfind(".")) + 1 :]
+
+
+def module_names(paths: Iterable[str], wanted: set[str] | None = None) -> dict[str, set[str]]:
+    """Every lowercase name an import may use for a file: dotted and slashed, 2..5 trailing parts,
+    stem; with `wanted`, only those names.
+
+    Each name of a file (in pathlib's normal form, ASCII) ends with its stem or is its name, so
+    a file none of whose two tails ends a wanted name is passed over without making its names."""
+    tails = None if wanted is None else {_tail(name) for name in wanted}
     names: dict[str, set[str]] = defaultdict(set)
     for path in paths:
         plain = path.isascii()  # an ASCII path lowercases a character at a time: lowered once, its names are lowercase
         source = path.lower() if plain else path
         _, name, stem, suffix = split_path(source)
-        no_suffix = source[: len(source) - len(suffix)] if is_plain_path(source) else str(PurePosixPath(source).with_suffix(""))
+        normal = is_plain_path(source)
+        if tails is not None and plain and normal and _tail(stem) not in tails and _tail(name) not in tails:
+            continue
+        no_suffix = source[: len(source) - len(suffix)] if normal else str(PurePosixPath(source).with_suffix(""))
         parts = no_suffix.split("/")
         variants = [no_suffix, no_suffix.replace("/", "."), name, stem]
         for width in range(2, min(5, len(parts)) + 1):
@@ -94,7 +120,9 @@ def module_names(paths: Iterable[str]) -> dict[str, set[str]]:
             variants.append(".".join(parts[-width:]))
         for variant in variants:
             if variant:
-                names[variant if plain else variant.lower()].add(path)
+                key = variant if plain else variant.lower()
+                if wanted is None or key in wanted:
+                    names[key].add(path)
     return names
 
 
@@ -120,8 +148,8 @@ def _without_suffix(path: PurePosixPath) -> PurePosixPath:
         return path
 
 
-def resolve_import(spec: str, from_path: str, names: dict[str, set[str]]) -> list[str]:
-    """The files an import spec may name: relative specs from the importing file's directory."""
+def lookup_keys(spec: str, from_path: str) -> list[str]:
+    """The names an import spec is looked up by: relative specs from the importing file's directory."""
     cleaned = spec.strip().strip(";,")
     if cleaned.startswith("."):
         base = PurePosixPath(from_path).parent
@@ -133,35 +161,57 @@ def resolve_import(spec: str, from_path: str, names: dict[str, set[str]]) -> lis
                 base = base.parent
             relative = base.joinpath(*[part for part in cleaned[level:].split(".") if part])
         collapsed = _collapse(relative)
-        keys = [collapsed.lower(), f"{collapsed}/index".lower(), f"{collapsed}/mod".lower(), f"{collapsed}/__init__".lower()] if collapsed else []
-    else:
-        slashed = cleaned.replace("::", "/").replace(".", "/").strip("/")
-        keys = [slashed.lower(), slashed.replace("/", ".").lower()]
+        return [collapsed.lower(), f"{collapsed}/index".lower(), f"{collapsed}/mod".lower(), f"{collapsed}/__init__".lower()] if collapsed else []
+    slashed = cleaned.replace("::", "/").replace(".", "/").strip("/")
+    return [slashed.lower(), slashed.replace("/", ".").lower()]
+
+
+def _targets(keys: list[str], names: dict[str, set[str]]) -> list[str]:
     found: set[str] = set()
     for key in keys:
         found.update(names.get(key, ()))
     return sorted(found)[:IMPORT_TARGETS]
 
 
+def resolve_import(spec: str, from_path: str, names: dict[str, set[str]]) -> list[str]:
+    """The files an import spec may name: relative specs from the importing file's directory."""
+    return _targets(lookup_keys(spec, from_path), names)
+
+
 def import_pairs(paths: list[str], texts: list[str]) -> tuple[list[int], list[int]]:
     """(importing node, imported node) for every import edge, in the bench's order: files in node
-    order, their specs in order, each spec's targets in path order."""
-    names = module_names(paths)
-    positions = {path: position for position, path in enumerate(paths)}
-    resolved: dict[tuple[str, str | None], list[int]] = {}
-    left: list[int] = []
-    right: list[int] = []
+    order, their specs in order, each spec's targets in path order.
+
+    Every file's specs are read first, so the names of files are made only for the names some
+    spec looks up (`module_names(paths, wanted)`)."""
+    known: dict[str, list[str]] = {}
+    relative: dict[str, bool] = {}
+    keys_of: dict[tuple[str, str | None], list[str]] = {}
+    importing: list[tuple[int, list[tuple[str, str | None]]]] = []
     for position, (path, text) in enumerate(zip(paths, texts)):
-        if not text:
+        specs = import_specs(text, known) if text else []
+        if not specs:
             continue
         directory = split_path(path)[0]
-        for spec in import_specs(text):
+        found: list[tuple[str, str | None]] = []
+        for spec in specs:
             # a relative spec resolves from the importing file's directory, any other alike everywhere
-            key = (spec, directory if spec.strip().strip(";,").startswith(".") else None)
-            targets = resolved.get(key)
-            if targets is None:
-                targets = resolved[key] = [positions[target] for target in resolve_import(spec, path, names)]
-            for target in targets:
+            is_relative = relative.get(spec)
+            if is_relative is None:
+                is_relative = relative[spec] = spec.strip().strip(";,").startswith(".")
+            key = (spec, directory if is_relative else None)
+            if key not in keys_of:
+                keys_of[key] = lookup_keys(spec, path)
+            found.append(key)
+        importing.append((position, found))
+    names = module_names(paths, set(chain.from_iterable(keys_of.values())))
+    positions = {path: position for position, path in enumerate(paths)}
+    resolved = {key: [positions[target] for target in _targets(keys, names)] for key, keys in keys_of.items()}
+    left: list[int] = []
+    right: list[int] = []
+    for position, found in importing:
+        for key in found:
+            for target in resolved[key]:
                 if target != position:
                     left.append(position)
                     right.append(target)
