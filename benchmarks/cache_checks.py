@@ -31,7 +31,8 @@ from typing import Any, Callable
 from pytest_retrieval_bench.corpus.chunks import read_chunk_file
 from pytest_retrieval_bench.index.cache import cache_key, decode, encode
 from pytest_retrieval_bench.index.invariants import check_index
-from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, file_chunks
+from pytest_retrieval_bench.index.chunk_index import ChunkIndex, file_chunks
+from pytest_retrieval_bench.index.postings import LexicalIndex
 from pytest_retrieval_bench.index.repomap import build_repomap
 
 ROOT = Path(__file__).resolve().parent.parent

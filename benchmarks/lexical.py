@@ -54,7 +54,8 @@ from pytest_retrieval_bench.arms.lexical import BM25_B, BM25_K1, BM25Arm, GrepAr
 from pytest_retrieval_bench.index.tokens import bench_tokens, grep_terms
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.tree import read_directory
-from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, Postings, chunk_text, file_chunks
+from pytest_retrieval_bench.index.chunk_index import ChunkIndex, chunk_text, file_chunks
+from pytest_retrieval_bench.index.postings import LexicalIndex, Postings
 from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.samples.arb import query_text_for_eval
 

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, file_chunks
+from pytest_retrieval_bench.index.chunk_index import ChunkIndex, file_chunks
+
+from pytest_retrieval_bench.index.postings import LexicalIndex
 from pytest_retrieval_bench.index.repomap import build_repomap
 from report_helpers import zero_wall
 

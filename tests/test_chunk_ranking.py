@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from pytest_retrieval_bench.arms import arb_reference
 from pytest_retrieval_bench.index.lazy_rows import LazyRows
-from pytest_retrieval_bench.index.postings import ChunkIndex, PathGroups, _tiebreak
+from pytest_retrieval_bench.index.chunk_index import ChunkIndex, PathGroups, _tiebreak
 from pytest_retrieval_bench.index.substrings import KEY_CHARS, Substrings
 
 SHORT_TEXT = st.text(alphabet="ab_/.é", max_size=9)

@@ -21,7 +21,8 @@ import _pytest
 from pytest_retrieval_bench.index.tokens import bench_tokens, line_pieces, stream_tokens, word_runs
 from pytest_retrieval_bench.corpus.tree import read_directory
 from pytest_retrieval_bench.index.pair_counts import Batch
-from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, Postings, PostingsBuilder, _extend, file_chunks
+from pytest_retrieval_bench.index.chunk_index import ChunkIndex, file_chunks
+from pytest_retrieval_bench.index.postings import LexicalIndex, Postings, PostingsBuilder, _extend
 
 REAL_TREE = Path(_pytest.__file__).resolve().parent
 

@@ -33,7 +33,8 @@ from pytest_retrieval_bench.arms.lexical import BM25_B, BM25_K1, RANKING_CAP, BM
 from pytest_retrieval_bench.index.tokens import bench_tokens, grep_terms, ident_terms, query_identifiers
 from pytest_retrieval_bench.corpus.snapshot import MAX_TEXT_BYTES, Snapshot
 from pytest_retrieval_bench.corpus.tree import read_directory
-from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, file_chunks
+from pytest_retrieval_bench.index.chunk_index import ChunkIndex, file_chunks
+from pytest_retrieval_bench.index.postings import LexicalIndex
 from pytest_retrieval_bench.index.cache import MAGIC, IndexCache, cache_key, decode, encode
 from pytest_retrieval_bench.index.lazy_rows import LazyRows
 from pytest_retrieval_bench.samples.arb import query_text_for_eval

@@ -25,7 +25,7 @@ from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import SnapshotError
 from pytest_retrieval_bench.index.cache import IndexCache
-from pytest_retrieval_bench.index.postings import ChunkIndex
+from pytest_retrieval_bench.index.chunk_index import ChunkIndex
 from pytest_retrieval_bench.samples.load import file_sha256
 
 REPO, COMMIT = "acme/widgets", "c" * 40

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 import _pytest
 from pytest_retrieval_bench.corpus.chunks import read_chunk_file
 from pytest_retrieval_bench.corpus.tree import read_directory
-from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, Postings
+from pytest_retrieval_bench.index.chunk_index import ChunkIndex
+from pytest_retrieval_bench.index.postings import LexicalIndex, Postings
 from pytest_retrieval_bench.index import release_build
 from pytest_retrieval_bench.index.release_build import build_indexes, grouped_in_path_order
 from pytest_retrieval_bench.index.tokens import bench_tokens, word_runs

@@ -25,7 +25,7 @@ from pytest_retrieval_bench.arms.repomap import QueryView, RepoMapArm, file_scor
 from pytest_retrieval_bench.corpus.chunks import find_chunk_file, read_chunk_file
 from pytest_retrieval_bench.index.cache import IndexCache, cache_key, decode, encode
 from pytest_retrieval_bench.index.path_kinds import file_kind, is_code_path, is_test_path
-from pytest_retrieval_bench.index.postings import file_chunks
+from pytest_retrieval_bench.index.chunk_index import file_chunks
 from pytest_retrieval_bench.index.repomap import build_repomap, import_specs, resolve_import, source_test_keys
 from pytest_retrieval_bench.samples.arb import query_text_for_eval, shown_given_files
 

@@ -17,7 +17,7 @@ import numpy as np
 from pytest_retrieval_bench.arms.base import Answer, Request
 from pytest_retrieval_bench.arms.lexical import NOT_APPLICABLE, RANKING_CAP
 from pytest_retrieval_bench.index.tokens import bench_tokens
-from pytest_retrieval_bench.index.postings import ChunkIndex
+from pytest_retrieval_bench.index.chunk_index import ChunkIndex
 
 ARB_BM25_K1 = 1.5
 ARB_BM25_B = 0.75

@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator, Mapping
 import orjson
 
 from pytest_retrieval_bench.corpus.copy_files import CopyWriter
-from pytest_retrieval_bench.index.postings import file_chunks
+from pytest_retrieval_bench.index.chunk_index import file_chunks
 from pytest_retrieval_bench.scoring.budgets import TokenCounts
 
 MAX_TEXT_BYTES = 1_048_576

@@ -17,7 +17,8 @@ from pytest_retrieval_bench.corpus.progress import Counted, SetupCounts
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.errors import SnapshotError
-from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, file_chunks
+from pytest_retrieval_bench.index.chunk_index import ChunkIndex, file_chunks
+from pytest_retrieval_bench.index.postings import LexicalIndex
 from pytest_retrieval_bench.index.repomap import RepoMapIndex, build_repomap
 from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.index.release_build import OneReadBuild, build_indexes

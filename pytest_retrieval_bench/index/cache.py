@@ -22,7 +22,8 @@ from pytest_retrieval_bench.index.cache_writes import CacheWrites
 from pytest_retrieval_bench.index.invariants import check_index
 from pytest_retrieval_bench.index.lazy_rows import LazyRows
 from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
-from pytest_retrieval_bench.index.postings import ChunkIndex, LabelValues, LexicalIndex, Postings
+from pytest_retrieval_bench.index.chunk_index import ChunkIndex, LabelValues
+from pytest_retrieval_bench.index.postings import LexicalIndex, Postings
 from pytest_retrieval_bench.index.repomap import REPOMAP_VERSION, RepoMapIndex
 
 Index = LexicalIndex | ChunkIndex | RepoMapIndex

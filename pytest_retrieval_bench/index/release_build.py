@@ -23,7 +23,8 @@ from typing import Any, Callable
 import numpy as np
 
 from pytest_retrieval_bench.index.pair_counts import BATCH_TOKENS, PairCounts, postings_of_batches
-from pytest_retrieval_bench.index.postings import ChunkIndex, LexicalIndex, RowLabels, chunk_parts
+from pytest_retrieval_bench.index.chunk_index import ChunkIndex, RowLabels, chunk_parts
+from pytest_retrieval_bench.index.postings import LexicalIndex
 from pytest_retrieval_bench.index.term_ids import NO_IDS, TermIds
 from pytest_retrieval_bench.index.tokens import PIECE_CHARS, line_pieces, word_run_bytes
 from pytest_retrieval_bench.index.word_tokens import WordTokens
