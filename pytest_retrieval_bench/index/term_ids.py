@@ -39,8 +39,11 @@ class TermIds:
     @property
     def terms(self) -> list[str]:
         """Every term, by id, decoded from the dictionary's keys once each."""
-        if len(self._ids) > len(self._terms):
-            self._terms.extend(b"\0".join(islice(self._ids, len(self._terms), None)).decode("ascii").split("\0"))
+        missing = len(self._ids) - len(self._terms)
+        if missing > 0:  # the newest keys, read from the end (skipping the older ones would cost a step each)
+            newest = list(islice(reversed(self._ids), missing))
+            newest.reverse()
+            self._terms.extend(b"\0".join(newest).decode("ascii").split("\0"))
         return self._terms
 
     def of(self, tokens: list[bytes]) -> np.ndarray:
