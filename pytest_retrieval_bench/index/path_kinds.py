@@ -73,17 +73,10 @@ def is_test_path(path: str) -> bool:
 
 
 def file_kind(path: str) -> str:
-    """"test", "source" or "other", in that order of precedence: `is_test_path`, then
-    `is_code_path`, with what both read of the path (its suffix, its lowercased parts) taken once,
-    and the suffix first, since neither class holds a file without a code suffix."""
+    """"test", "source" or "other", in that order of precedence; the code suffix, which both
+    classes require, is looked at first, so most other files cost one split."""
     if not path or _suffix(path) not in CODE_SUFFIXES:
         return "other"
-    normalized = path.replace("\\", "/")
-    parts = {part.lower() for part in normalized.split("/")}
-    name = split_path(normalized.lower())[1]
-    if parts & TEST_DIRECTORIES or name.startswith("test_") or name.endswith(TEST_NAME_ENDINGS):
+    if is_test_path(path):
         return "test"
-    _, name, stem, _ = split_path(normalized)
-    if parts & NOISE_PARTS or name.lower() in NOISE_NAMES or stem.lower() in NOISE_NAMES:
-        return "other"
-    return "source"
+    return "other" if is_noise_path(path) else "source"

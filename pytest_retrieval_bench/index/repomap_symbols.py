@@ -127,11 +127,8 @@ def _scan(docs: np.ndarray, ranks: np.ndarray, key_offsets: np.ndarray, token_ke
     per_pair = key_offsets[ranks + 1] - key_offsets[ranks]
     # each occurrence's cell (file in the step, key) in counting order: a file's tokens in order, a
     # token's keys in order; int32 throughout (a step's grid is below SCAN_CELLS cells or one file's keys)
-    ends = np.cumsum(per_pair)
-    gather = np.repeat(key_offsets[ranks] - (ends - per_pair), per_pair)
-    gather += np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
-    cells = token_keys[gather]
-    cells += np.repeat(((np.cumsum(starts) - 1) * key_count).astype(np.int32), per_pair)
+    bases, cells = expand_ragged(key_offsets, token_keys, ((np.cumsum(starts) - 1) * key_count).astype(np.int32), ranks)
+    cells += bases
     token_ranks = np.repeat(ranks.astype(np.int32), per_pair)
     grid = len(file_ids) * key_count
     counts = np.bincount(cells, minlength=grid)
