@@ -45,7 +45,6 @@ def first_positions(values: np.ndarray) -> np.ndarray:
     return keys[_starts(keys // size)] % size
 
 
-
 def lex_order(*columns: tuple[np.ndarray, int]) -> np.ndarray:
     """`np.lexsort` of `columns` given primary first (lexsort takes it last), for rows no two of
     which are equal, each column a (values, size) with `0 <= values < size`.

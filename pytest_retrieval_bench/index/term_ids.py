@@ -39,12 +39,15 @@ class TermIds:
     @property
     def terms(self) -> list[str]:
         """Every term, by id, decoded from the dictionary's keys once each."""
+        self._decode_new_keys()
+        return self._terms
+
+    def _decode_new_keys(self) -> None:
         missing = len(self._ids) - len(self._terms)
         if missing > 0:  # the newest keys, read from the end (skipping the older ones would cost a step each)
             newest = list(islice(reversed(self._ids), missing))
             newest.reverse()
             self._terms.extend(b"\0".join(newest).decode("ascii").split("\0"))
-        return self._terms
 
     def of(self, tokens: list[bytes]) -> np.ndarray:
         """The ids of `tokens`, new terms numbered as they come."""
@@ -58,7 +61,7 @@ class TermIds:
 
     def forget_ids(self) -> None:
         """Drop the term -> id dictionary once no new text will be numbered (it costs more than the terms)."""
-        self.terms  # noqa: B018 - every term decoded while the keys are still there
+        self._decode_new_keys()  # every term decoded while the keys are still there
         self._ids = defaultdict(_no_new_terms)
 
     def byte_order(self) -> tuple[list[str], np.ndarray]:
