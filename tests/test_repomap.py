@@ -264,6 +264,19 @@ def test_import_specs_and_resolution() -> None:
     assert resolve_import("..", "pkg/sub/x.py", names) == ["pkg/__init__.py"]
 
 
+def test_module_names_for_wanted_names_are_the_full_tables_entries() -> None:
+    """The filtered table (files passed over by their name tails) holds exactly the full table's
+    entries for the wanted names: dotted stems, non-ASCII and non-normal paths included."""
+    from pytest_retrieval_bench.index.repomap_imports import module_names
+
+    paths = ["pkg/models.py", "web/app.spec.ts", "web/index.test.js", "src/Ünï/Mod.rs", "a/b/c/d/e/f.go", "./odd/path.py",
+             "lib/x.", "README", "pkg/__init__.py", "deep/a.b/c.d.py", "include/io.h"]
+    full = module_names(paths)
+    for wanted in [set(full), {"app.spec", "web.app.spec", "f", "c.d", "ünï/mod", "x.", "readme", "absent/name"}, {"models"}, {"io.h"}, set()]:
+        filtered = module_names(paths, wanted)
+        assert dict(filtered) == {name: full[name] for name in wanted if name in full}
+
+
 def test_test_source_keys() -> None:
     assert source_test_keys("tests/test_router.py") == ["router"]
     assert source_test_keys("binding/json_test.go") == ["json", "binding:json"]
