@@ -102,20 +102,27 @@ def _ids_within(ids: np.ndarray, size: int) -> bool:
 
 
 def encode(key: str, index: Index) -> bytes:
+    """The entry's bytes: the body (header, arrays, lists, chunk ids) fed to the compressor a part
+    at a time, the arrays through views, so the only whole copy made is the compressed one (a
+    large chunk index's arrays are tens of MB; joining them first cost four copies at once)."""
     arrays, lists, chunk_ids = _parts(index)
-    blobs: list[bytes] = []
+    views: list[memoryview] = []
     layout: dict[str, Any] = {}
     offset = 0
     for name in sorted(arrays):
-        data = np.ascontiguousarray(arrays[name]).tobytes()
-        layout[name] = [arrays[name].dtype.str, len(arrays[name]), offset, len(data)]
-        blobs.append(data)
-        offset += len(data)
+        array = np.ascontiguousarray(arrays[name])
+        layout[name] = [array.dtype.str, len(array), offset, array.nbytes]
+        views.append(memoryview(array).cast("B"))
+        offset += array.nbytes
     listed = orjson.dumps(lists)
-    payload = b"".join(blobs) + listed + (orjson.dumps(chunk_ids) if chunk_ids is not None else b"")
-    header = orjson.dumps({"key": key, "layout": layout, "arrays_bytes": offset, "lists_bytes": len(listed), "payload_bytes": len(payload)})
-    body = len(header).to_bytes(8, "big") + header + payload
-    return MAGIC + zstandard.ZstdCompressor(level=3, write_checksum=True, write_content_size=True).compress(body)
+    ids = orjson.dumps(chunk_ids) if chunk_ids is not None else b""
+    header = orjson.dumps({"key": key, "layout": layout, "arrays_bytes": offset, "lists_bytes": len(listed),
+                           "payload_bytes": offset + len(listed) + len(ids)})
+    parts = [len(header).to_bytes(8, "big"), header, *views, listed, ids]
+    compressor = zstandard.ZstdCompressor(level=3, write_checksum=True, write_content_size=True).compressobj(size=sum(map(len, parts)))
+    frame = [compressor.compress(part) for part in parts]
+    frame.append(compressor.flush())
+    return MAGIC + b"".join(frame)
 
 
 def decode(key: str, kind: str, data: bytes) -> Index:
