@@ -131,6 +131,24 @@ def test_the_symbol_scan_gives_the_same_edges_whatever_its_step(monkeypatch: Any
     assert checked  # at least one snapshot was scanned and has edges
 
 
+def test_node_tokens_split_and_counted_a_few_nodes_at_a_time_give_the_same_maps(monkeypatch: Any) -> None:
+    """Node tokens are split a range of nodes at a time and counted a batch of nodes at a time:
+    ranges and batches as small as they go (every node on its own) give the same maps."""
+    from pytest_retrieval_bench.index import repomap
+
+    maps = 0
+    for key in sorted({(snapshot.repo, snapshot.commit) for _, snapshot, _ in release_cases()}):
+        rows = read_chunk_file(find_chunk_file(RELEASE_CORPUS, *key), *key).chunk_rows or []
+        default = build_repomap(rows)
+        monkeypatch.setattr(repomap, "EXPAND_PAIRS", 1)
+        monkeypatch.setattr(repomap, "BATCH_TOKENS", 1)
+        small = build_repomap(rows)
+        monkeypatch.undo()
+        assert encode("k", default) == encode("k", small)
+        maps += int(len(default.postings.docs) > len(default.paths) > 1)
+    assert maps  # at least one map has more token pairs than nodes, so several ranges and batches
+
+
 def _scan_by_counters(files: dict[int, list[int]], keys_of_token: list[list[int]], part_counts: list[int],
                       definers: list[list[int]]) -> list[tuple[int, int]]:
     """The bench's loop over each file (tokens and keys in sorted order), with a Counter per file."""

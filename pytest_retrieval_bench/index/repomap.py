@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from pytest_retrieval_bench.index.pair_counts import Batch, postings_of_batches
+from pytest_retrieval_bench.index.pair_counts import BATCH_TOKENS, Batch, postings_of_batches
 from pytest_retrieval_bench.index.path_kinds import file_kind
 from pytest_retrieval_bench.index.postings import Postings
 from pytest_retrieval_bench.index.repomap_edges import EdgeCalls, source_test_keys, source_test_pairs
@@ -116,10 +116,51 @@ def _node_tokens(paths: list[str], texts: list[str], table: SymbolTable, progres
         if len(runs) >= GROUP_RUNS:
             flush()
     flush()
-    node_words = [np.concatenate([np.zeros(0, dtype=dtype), *column]) for dtype, column in zip((np.int32, np.int32, np.int8), zip(*found))]
-    node_docs, tokens, weights = to_bench.expand_pairs(*node_words)
-    assert weights is not None
-    return (*_best_class(node_docs, tokens, weights), bench)
+    return (*_bench_classes(to_bench, found, len(paths)), bench)
+
+
+EXPAND_PAIRS = 1 << 18
+"""(node, word run) pairs split into bench tokens at once: bounds the split's temporaries (a
+large snapshot's pairs, split whole and sorted as int64 keys, took over 100 MB)."""
+PAIR_TYPES = (np.int32, np.int32, np.int8)
+
+
+def _joined(parts: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+    """(nodes, ids, classes) triples joined column by column."""
+    return [np.concatenate([np.zeros(0, dtype=dtype), *column]) for dtype, column in zip(PAIR_TYPES, zip(*parts))]
+
+
+def _bench_classes(to_bench: WordTokens, found: list[tuple[np.ndarray, np.ndarray, np.ndarray]], node_count: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`_best_class` of the bench tokens of every (node, word run, class) triple of `found` (whose
+    parts each hold nodes ascending), a range of nodes of about `EXPAND_PAIRS` triples at a time:
+    ranges in node order, so the result is that of the whole at once."""
+    reach = np.zeros(node_count + 1, dtype=np.int64)  # triples of the nodes before each node
+    for nodes, _, _ in found:
+        reach[1:] += np.bincount(nodes, minlength=node_count)
+    np.cumsum(reach, out=reach)
+    cuts = [0]
+    while cuts[-1] < node_count:
+        reached = int(np.searchsorted(reach, int(reach[cuts[-1]]) + EXPAND_PAIRS, side="right")) - 1
+        cuts.append(min(node_count, max(reached, cuts[-1] + 1)))
+    ranges: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for first, end in zip(cuts, cuts[1:]):
+        pieces = []
+        for nodes, ids, classes in found:
+            low, high = np.searchsorted(nodes, (first, end)).tolist()
+            pieces.append((nodes[low:high], ids[low:high], classes[low:high]))
+        docs, tokens, weights = to_bench.expand_pairs(*_joined(pieces))
+        assert weights is not None
+        ranges.append(_best_class(docs, tokens, weights))
+    return tuple(_joined(ranges))  # type: ignore[return-value]
+
+
+def _node_batches(node_of: np.ndarray, token_of: np.ndarray, classes: np.ndarray) -> list[Batch]:
+    """The distinct (node, token, class) triples, nodes ascending, as batches of `BATCH_TOKENS`
+    (one batch of a large snapshot's took tens of MB to count); the pairs being distinct, a node's
+    may span two batches."""
+    return [Batch.count(node_of[start : start + BATCH_TOKENS], token_of[start : start + BATCH_TOKENS], classes[start : start + BATCH_TOKENS])
+            for start in range(0, max(len(node_of), 1), BATCH_TOKENS)]
 
 
 # -- the index ---------------------------------------------------------------------------------
@@ -130,7 +171,7 @@ def build_repomap(rows: Iterable[dict[str, Any]], progress: Callable[[int, int |
     hears each file's tokens counted, the file graph's edges come after."""
     paths, texts, table = read_nodes(rows)
     node_of, token_of, classes, bench = _node_tokens(paths, texts, table, progress)
-    postings, distinct = postings_of_batches([Batch.count(node_of, token_of, classes)], len(paths), bench)
+    postings, distinct = postings_of_batches(_node_batches(node_of, token_of, classes), len(paths), bench)
     kind_names = [file_kind(path) for path in paths]
     kinds = np.array([KIND_CODES[kind] for kind in kind_names], dtype=np.uint8)
     calls = EdgeCalls()
