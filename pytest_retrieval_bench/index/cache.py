@@ -102,9 +102,15 @@ def _ids_within(ids: np.ndarray, size: int) -> bool:
 
 
 def encode(key: str, index: Index) -> bytes:
-    """The entry's bytes: the body (header, arrays, lists, chunk ids) fed to the compressor a part
-    at a time, the arrays through views, so the only whole copy made is the compressed one (a
-    large chunk index's arrays are tens of MB; joining them first cost four copies at once)."""
+    """The entry's bytes (`entry_parts` joined)."""
+    return b"".join(entry_parts(key, index))
+
+
+def entry_parts(key: str, index: Index) -> list[bytes]:
+    """The entry's bytes in pieces, to be written one after another: the body (header, arrays,
+    lists, chunk ids) is fed to the compressor a part at a time, the arrays through views, so the
+    only copy made is the compressed one, and it is never joined (a large chunk index's arrays are
+    tens of MB; joining them first held four copies at once)."""
     arrays, lists, chunk_ids = _parts(index)
     views: list[memoryview] = []
     layout: dict[str, Any] = {}
@@ -120,9 +126,7 @@ def encode(key: str, index: Index) -> bytes:
                            "payload_bytes": offset + len(listed) + len(ids)})
     parts = [len(header).to_bytes(8, "big"), header, *views, listed, ids]
     compressor = zstandard.ZstdCompressor(level=3, write_checksum=True, write_content_size=True).compressobj(size=sum(map(len, parts)))
-    frame = [compressor.compress(part) for part in parts]
-    frame.append(compressor.flush())
-    return MAGIC + b"".join(frame)
+    return [MAGIC, *(compressor.compress(part) for part in parts), compressor.flush()]
 
 
 def decode(key: str, kind: str, data: bytes) -> Index:
@@ -187,7 +191,7 @@ class IndexCache:
     def store(self, content_digest: str, kind: str, index: Index) -> None:
         key = cache_key(content_digest, kind)
         try:
-            data = encode(key, index)
+            data = entry_parts(key, index)
         except (TypeError, ValueError):
             return  # the cache only saves time: an entry that cannot be made is rebuilt next run
         self.writes.write(self._path(key), data)

@@ -49,9 +49,10 @@ class CacheWrites:
                                       "the run goes on uncached (index entries, read receipts and file digests are not kept)"
                                       + (f"; {also}" if also else ""))
 
-    def write(self, path: Path, data: bytes) -> None:
-        """Write a cache file atomically (temporary file, then rename), so a reader sees the old
-        entry, the new one or none; a failure or a signal leaves no temporary file, and a failure is only noted."""
+    def write(self, path: Path, data: bytes | list[bytes]) -> None:
+        """Write a cache file (its bytes, or its pieces in order) atomically (temporary file, then
+        rename), so a reader sees the old entry, the new one or none; a failure or a signal leaves
+        no temporary file, and a failure is only noted."""
         if self.stopped is not None:
             return
         temporary: str | None = None
@@ -61,7 +62,7 @@ class CacheWrites:
                 handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
                 leftovers.track(temporary)
             with os.fdopen(handle, "wb") as out:
-                out.write(data)
+                out.writelines([data] if isinstance(data, bytes) else data)
                 leftovers.pause_point("cache-entry", path, temporary)
             os.replace(temporary, path)
             leftovers.forget(temporary)
