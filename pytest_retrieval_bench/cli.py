@@ -14,6 +14,7 @@ from pytest_retrieval_bench import __version__, leftovers
 from pytest_retrieval_bench.arms.registry import CORVINT_ARMS, REFERENCE_ARMS
 from pytest_retrieval_bench.bench.outputs import check_outputs
 from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.history import DEFAULT_STORAGE
 from pytest_retrieval_bench.report.build import write_atomically
 from pytest_retrieval_bench.report.merge import read_report, reports_among
 from pytest_retrieval_bench.report.tables import printable
@@ -59,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     exporter.add_argument("--arm", action="append", default=[], help="only this arm (a fixture arm's name selects all its variants; repeatable)")
     exporter.add_argument("--output", "-o", type=Path, required=True)
     history = commands.add_parser("history", help="the saved runs (--bench-save, --bench-autosave), with each arm's metric and its change")
-    history.add_argument("--storage", type=Path, default=Path(".retrieval-bench"), help="the folder of saved runs (default: .retrieval-bench)")
+    history.add_argument("--storage", type=Path, default=Path(DEFAULT_STORAGE), help=f"the folder of saved runs (default: {DEFAULT_STORAGE})")
     history.add_argument("--metric", help="the metric shown per arm (default: hit at the largest cut-off the limit reaches, e.g. hit@20)")
     history.add_argument("--html", type=Path, metavar="PAGE", help="also write a self-contained trend page here (each run's own page in PAGE_runs/)")
     known = commands.add_parser("known-target", help="known-target-v1 case banks")

@@ -8,20 +8,19 @@ process at a time, shown by `--setup-show` and charged to set-up by `--durations
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pytest
 
-from pytest_retrieval_bench.arms.base import Request
-from pytest_retrieval_bench.bench.session import BenchSession
-from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
-from pytest_retrieval_bench.bench.snapshot_failures import SnapshotUnavailable
-from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.errors import SnapshotError
-from pytest_retrieval_bench.progress import showing_setup
-from pytest_retrieval_bench.samples import Sample
 
-SESSION_KEY = pytest.StashKey[BenchSession]()
+if TYPE_CHECKING:  # what the fixtures use is imported once a bench is active, so a run without one never loads it
+    from pytest_retrieval_bench.arms.base import Request
+    from pytest_retrieval_bench.bench.session import BenchSession
+    from pytest_retrieval_bench.corpus.snapshot import Snapshot
+    from pytest_retrieval_bench.samples.model import Sample
+
+SESSION_KEY = pytest.StashKey["BenchSession"]()
 
 
 def bench_session(config: pytest.Config) -> BenchSession | None:
@@ -38,6 +37,10 @@ def _active(request: pytest.FixtureRequest) -> BenchSession:
 @pytest.fixture(scope="session")
 def bench_snapshot(request: pytest.FixtureRequest) -> Iterator[Snapshot]:
     """The snapshot of the current bench item, with the indexes its selected arms use."""
+    from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
+    from pytest_retrieval_bench.bench.snapshot_failures import SnapshotUnavailable
+    from pytest_retrieval_bench.progress import showing_setup
+
     bench = _active(request)
     key = getattr(request, "param", None)
     if not isinstance(key, str):

@@ -17,7 +17,7 @@ import pytest
 
 from pytest_retrieval_bench.arms.deadline import DEFAULT_ARM_TIMEOUT
 from pytest_retrieval_bench.arms.embedders import EmbedOptions
-from pytest_retrieval_bench.history.store import DEFAULT_STORAGE
+from pytest_retrieval_bench.history import DEFAULT_STORAGE
 from pytest_retrieval_bench.shard import parse_shard
 
 

@@ -1,30 +1,26 @@
 """pytest hooks and fixtures only: each hook decides nothing and delegates to the `BenchSession`.
 
 Without samples (`--bench-samples`, `bench_samples` in the ini, or a samples file named on the
-command line) every hook returns at once, so the plugin stays out of the way.
+command line) every hook returns at once, so the plugin stays out of the way: this module imports
+only what options and fixtures need, and the session, collection and reporting modules (and
+numpy) are imported once a bench is configured, so a pytest run without one does not pay for them.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Generator
+from typing import TYPE_CHECKING, Any, Generator
 
-import orjson
 import pytest
 
 from pytest_retrieval_bench import dist_mode, hookspecs, leftovers, progress
 from pytest_retrieval_bench.bench.ini_samples import note_ini_samples_not_applied
-from pytest_retrieval_bench.bench.session import BenchSession
-from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
-from pytest_retrieval_bench.bench.snapshot_failures import show_snapshot_failure_once
-from pytest_retrieval_bench.collect import RECORD_KEY, BenchFile, BenchItem
-from pytest_retrieval_bench.corpus.copies import make_base_directory
-from pytest_retrieval_bench.corpus.remove_tree import remove_tree
 from pytest_retrieval_bench.fixtures import SESSION_KEY, bench_request, bench_samples, bench_session, bench_snapshot, bench_snapshots
-from pytest_retrieval_bench.junit import add_suite_properties
 from pytest_retrieval_bench.options import WORKER_DIRS, add_options, path_bases, read_settings, refuse_destructive_outputs, samples_for_run
-from pytest_retrieval_bench.terminal import SnapshotProgress, add_failures_to_summary, header_lines, status_of, summary_lines
+
+if TYPE_CHECKING:
+    from pytest_retrieval_bench.bench.session import BenchSession
 
 __all__ = ["bench_request", "bench_samples", "bench_snapshot", "bench_snapshots"]  # fixtures, registered by import
 
@@ -81,6 +77,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if not samples:
         note_ini_samples_not_applied(config)
         return
+    from pytest_retrieval_bench.bench.session import BenchSession
+    from pytest_retrieval_bench.corpus.copies import make_base_directory
+    from pytest_retrieval_bench.terminal import SnapshotProgress
+
     settings = settings.with_samples(samples)
     if role != "worker":
         refuse_destructive_outputs(settings)
@@ -122,6 +122,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _remove_base(base: Path) -> None:
+    from pytest_retrieval_bench.corpus.remove_tree import remove_tree
+
     remove_tree(base, ignore_errors=True)
     leftovers.forget(base)
 
@@ -136,7 +138,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
     bench = bench_session(config)
-    return header_lines(bench) + dist_mode.header_lines(config) if bench is not None and bench.role != "worker" else None
+    if bench is None or bench.role == "worker":
+        return None
+    from pytest_retrieval_bench.terminal import header_lines
+
+    return header_lines(bench) + dist_mode.header_lines(config)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -153,6 +159,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     index = bench.samples_index(file_path)
     if index is None:
         return None
+    from pytest_retrieval_bench.collect import BenchFile
+
     node = BenchFile.from_parent(parent, path=file_path)
     node.bench, node.index = bench, index
     return node
@@ -169,6 +177,8 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
     bench = bench_session(collector.config)
     if bench is None or not isinstance(collector, pytest.Session) or report.outcome != "passed":
         return report
+    from pytest_retrieval_bench.collect import BenchFile
+
     if bench.bench_only:
         report.result = []
     for index, path in enumerate(bench.settings.samples):
@@ -189,6 +199,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     bench = bench_session(session.config)
     if bench is None:
         return
+    from pytest_retrieval_bench.collect import BenchItem
+
     bench.plan_indexes(session.items)
     if bench.role == "local":
         bench.expect(item.nodeid for item in session.items if isinstance(item, BenchItem))
@@ -198,6 +210,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     """Records travel on reports: the call's record, or an error record for a failed set-up."""
     report = yield
+    if bench_session(item.config) is None:
+        return report
+    from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
+    from pytest_retrieval_bench.bench.snapshot_failures import show_snapshot_failure_once
+    from pytest_retrieval_bench.collect import RECORD_KEY, BenchItem
+
     if not isinstance(item, BenchItem):
         return report
     if call.when == "call" and RECORD_KEY in item.stash:
@@ -219,6 +237,8 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     record = getattr(report, "retrieval_bench_record", None)
     bench = bench_session(config)
     if record is not None and bench is not None and report.when == "call" and report.passed:
+        from pytest_retrieval_bench.terminal import status_of
+
         sample = bench.samples_by_id.get(record["sample_id"])
         return status_of(record, bench.settings.limit, f"{sample.repo}, {sample.task_type}" if sample else "")
     return None
@@ -231,6 +251,8 @@ class RecordCollector:
         self.bench = bench
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
+
         self.bench.snapshot_setups.extend(getattr(report, "retrieval_bench_setup", None) or ())
         snapshot_checks(self.bench.config).receive(report)
         worker = getattr(report, "worker_id", None)  # xdist's, on a worker's report
@@ -248,12 +270,18 @@ class RecordCollector:
     def pytest_json_modifyreport(self, json_report: dict[str, Any]) -> None:
         """pytest-json-report: the whole canonical report under `retrieval_bench`."""
         if self.bench.report_bytes is not None:
+            import orjson
+
             json_report["retrieval_bench"] = orjson.loads(self.bench.report_bytes)  # as written: rounded
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_json_runtest_metadata(item: pytest.Item, call: pytest.CallInfo[None]) -> dict[str, Any] | None:
     """pytest-json-report: each bench item's record under its `metadata`."""
+    if bench_session(item.config) is None:
+        return None
+    from pytest_retrieval_bench.collect import RECORD_KEY, BenchItem
+
     if isinstance(item, BenchItem) and call.when == "call" and RECORD_KEY in item.stash:
         return {"retrieval_bench": item.stash[RECORD_KEY]}
     return None
@@ -266,6 +294,9 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, Any, Any]:
         return (yield)
     finally:
         if bench is not None and bench.role != "worker":
+            from pytest_retrieval_bench.junit import add_suite_properties
+            from pytest_retrieval_bench.terminal import add_failures_to_summary
+
             bench.finish()
             add_suite_properties(session.config, bench.records.values())
             session.testsfailed += len(bench.failures)
@@ -282,5 +313,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     bench = bench_session(config)
     if bench is not None and bench.role != "worker" and bench.writes_outputs:
+        from pytest_retrieval_bench.terminal import summary_lines
+
         for line, markup in summary_lines(bench):
             terminalreporter.write_line(line, **markup)

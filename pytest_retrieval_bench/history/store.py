@@ -21,7 +21,6 @@ import orjson
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import canonical_json, samples_digests, write_atomically
 
-DEFAULT_STORAGE = ".retrieval-bench"
 _FILE = re.compile(r"^(?P<counter>\d{4,})_(?P<commit>[0-9a-f]{7}|nocommit)_(?P<date>\d{8}_\d{6})_(?P<name>[A-Za-z0-9.-]+)(?P<partial>_partial)?\.json$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$")
 
