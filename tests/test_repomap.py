@@ -114,21 +114,27 @@ def test_the_map_does_not_depend_on_the_string_hash_seed() -> None:
     assert len(digests) == 1
 
 
+def _maps_with_steps(monkeypatch: Any, module: Any, **steps: int) -> list[tuple[Any, Any]]:
+    """Each bundled snapshot's map built with the default steps, and with `module`'s step
+    constants set to `steps`."""
+    maps = []
+    for key in sorted({(snapshot.repo, snapshot.commit) for _, snapshot, _ in release_cases()}):
+        rows = read_chunk_file(find_chunk_file(RELEASE_CORPUS, *key), *key).chunk_rows or []
+        default = build_repomap(rows)
+        for name, value in steps.items():
+            monkeypatch.setattr(module, name, value)
+        maps.append((default, build_repomap(rows)))
+        monkeypatch.undo()
+    return maps
+
+
 def test_the_symbol_scan_gives_the_same_edges_whatever_its_step(monkeypatch: Any) -> None:
     """The scan counts a few files at a time: one file a step gives the same maps as the default steps."""
     from pytest_retrieval_bench.index import repomap_symbols
 
-    checked = 0
-    for key in sorted({(snapshot.repo, snapshot.commit) for _, snapshot, _ in release_cases()}):
-        rows = read_chunk_file(find_chunk_file(RELEASE_CORPUS, *key), *key).chunk_rows or []
-        default = build_repomap(rows)
-        monkeypatch.setattr(repomap_symbols, "SCAN_PAIRS", 1)
-        monkeypatch.setattr(repomap_symbols, "SCAN_CELLS", 1)
-        single = build_repomap(rows)
-        monkeypatch.undo()
-        assert encode("k", default) == encode("k", single)
-        checked += int(default.stats["symbol_reference_scan_skipped"] == 0 and default.stats["edge_count"] > 0)
-    assert checked  # at least one snapshot was scanned and has edges
+    maps = _maps_with_steps(monkeypatch, repomap_symbols, SCAN_PAIRS=1, SCAN_CELLS=1)
+    assert all(encode("k", default) == encode("k", single) for default, single in maps)
+    assert any(default.stats["symbol_reference_scan_skipped"] == 0 and default.stats["edge_count"] > 0 for default, _ in maps)  # one was scanned
 
 
 def test_node_tokens_split_and_counted_a_few_nodes_at_a_time_give_the_same_maps(monkeypatch: Any) -> None:
@@ -136,17 +142,9 @@ def test_node_tokens_split_and_counted_a_few_nodes_at_a_time_give_the_same_maps(
     ranges and batches as small as they go (every node on its own) give the same maps."""
     from pytest_retrieval_bench.index import repomap
 
-    maps = 0
-    for key in sorted({(snapshot.repo, snapshot.commit) for _, snapshot, _ in release_cases()}):
-        rows = read_chunk_file(find_chunk_file(RELEASE_CORPUS, *key), *key).chunk_rows or []
-        default = build_repomap(rows)
-        monkeypatch.setattr(repomap, "EXPAND_PAIRS", 1)
-        monkeypatch.setattr(repomap, "BATCH_TOKENS", 1)
-        small = build_repomap(rows)
-        monkeypatch.undo()
-        assert encode("k", default) == encode("k", small)
-        maps += int(len(default.postings.docs) > len(default.paths) > 1)
-    assert maps  # at least one map has more token pairs than nodes, so several ranges and batches
+    maps = _maps_with_steps(monkeypatch, repomap, EXPAND_PAIRS=1, BATCH_TOKENS=1)
+    assert all(encode("k", default) == encode("k", small) for default, small in maps)
+    assert any(len(default.postings.docs) > len(default.paths) > 1 for default, _ in maps)  # so several ranges and batches
 
 
 def _scan_by_counters(files: dict[int, list[int]], keys_of_token: list[list[int]], part_counts: list[int],
