@@ -51,15 +51,19 @@ def _close(actual: float, expected: float, rel: float = 1e-9, scale: float = 0.0
 
 
 def test_runtime_imports_are_stdlib_and_numpy_only():
-    source = Path(stats.__file__).read_text(encoding="utf-8")
+    """stats and the t distribution it uses import the standard library and numpy, and stats the t module."""
+    from pytest_retrieval_bench.scoring import student_t
+
     imported = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            imported.add(node.module.split(".")[0])
+    for module in (stats, student_t):
+        for node in ast.walk(ast.parse(Path(module.__file__).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                imported.add(node.module if node.module.startswith("pytest_retrieval_bench") else node.module.split(".")[0])
     assert not imported & {"scipy", "statsmodels", "pytest", "hypothesis"}
-    assert imported <= {"__future__", "hashlib", "math", "collections", "fractions", "statistics", "numpy"}
+    assert imported <= {"__future__", "hashlib", "math", "collections", "fractions", "statistics", "numpy",
+                        "pytest_retrieval_bench.scoring.student_t"}
 
 
 # --------------------------------------------------------------------------
