@@ -16,6 +16,18 @@ _BETACF_TINY = 1e-300
 _BETACF_MAXIT = 100_000
 
 
+def _nonzero(value: float) -> float:
+    """`value`, or the smallest step away from zero the fraction allows (Lentz's guard)."""
+    return _BETACF_TINY if abs(value) < _BETACF_TINY else value
+
+
+def _lentz_step(aa: float, c: float, d: float) -> tuple[float, float, float]:
+    """One term `aa` of the continued fraction: the new (c, d) and the factor it multiplies h by."""
+    d = 1.0 / _nonzero(1.0 + aa * d)
+    c = _nonzero(1.0 + aa / c)
+    return c, d, d * c
+
+
 def _betacf(a: float, b: float, x: float) -> float:
     """Continued fraction for the incomplete beta function (modified Lentz).
 
@@ -26,31 +38,13 @@ def _betacf(a: float, b: float, x: float) -> float:
     qap = a + 1.0
     qam = a - 1.0
     c = 1.0
-    d = 1.0 - qab * x / qap
-    if abs(d) < _BETACF_TINY:
-        d = _BETACF_TINY
-    d = 1.0 / d
+    d = 1.0 / _nonzero(1.0 - qab * x / qap)
     h = d
     for m in range(1, _BETACF_MAXIT + 1):
         m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        if abs(d) < _BETACF_TINY:
-            d = _BETACF_TINY
-        c = 1.0 + aa / c
-        if abs(c) < _BETACF_TINY:
-            c = _BETACF_TINY
-        d = 1.0 / d
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        if abs(d) < _BETACF_TINY:
-            d = _BETACF_TINY
-        c = 1.0 + aa / c
-        if abs(c) < _BETACF_TINY:
-            c = _BETACF_TINY
-        d = 1.0 / d
-        delta = d * c
+        c, d, factor = _lentz_step(m * (b - m) * x / ((qam + m2) * (a + m2)), c, d)  # the even term
+        h *= factor
+        c, d, delta = _lentz_step(-(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)), c, d)  # the odd term
         h *= delta
         if abs(delta - 1.0) < _BETACF_EPS:
             return h
