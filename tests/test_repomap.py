@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -145,6 +146,19 @@ def test_node_tokens_split_and_counted_a_few_nodes_at_a_time_give_the_same_maps(
     maps = _maps_with_steps(monkeypatch, repomap, EXPAND_PAIRS=1, BATCH_TOKENS=1)
     assert all(encode("k", default) == encode("k", small) for default, small in maps)
     assert any(len(default.postings.docs) > len(default.paths) > 1 for default, _ in maps)  # so several ranges and batches
+
+
+@pytest.mark.parametrize("rows", [[], [{"path": "blob.bin", "kind": "file", "text": ""}]], ids=["no-rows", "one-empty-file"])
+def test_a_map_of_no_tokens_is_built_and_cached(rows: list[dict[str, Any]]) -> None:
+    """A snapshot with no text (no rows, or one empty file) gives a map whose only tokens are
+    its paths' (`blob`, `bin`, path class 3) and no edges, as the build in one piece did; it
+    survives the cache."""
+    built = build_repomap(rows)
+    assert len(built.paths) == len(rows) and built.edge_offsets.tolist() == [0] * (len(rows) + 1)
+    assert built.postings.docs.tolist() == [0] * (2 * len(rows)) and built.postings.counts.tolist() == [3] * (2 * len(rows))
+    assert built.stats["file_count"] == len(rows) and built.stats["edge_count"] == 0
+    again = decode(cache_key("d", "repomap"), "repomap", encode(cache_key("d", "repomap"), built))
+    assert encode("k", again) == encode("k", built)
 
 
 def _scan_by_counters(files: dict[int, list[int]], keys_of_token: list[list[int]], part_counts: list[int],

@@ -192,7 +192,7 @@ class IndexCache:
         key = cache_key(content_digest, kind)
         try:
             data = entry_parts(key, index)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, zstandard.ZstdError):
             return  # the cache only saves time: an entry that cannot be made is rebuilt next run
         self.writes.write(self._path(key), data)
 

@@ -49,7 +49,7 @@ class CacheWrites:
                                       "the run goes on uncached (index entries, read receipts and file digests are not kept)"
                                       + (f"; {also}" if also else ""))
 
-    def write(self, path: Path, data: bytes | list[bytes]) -> None:
+    def write(self, path: Path, data: bytes | bytearray | memoryview | list[bytes]) -> None:
         """Write a cache file (its bytes, or its pieces in order) atomically (temporary file, then
         rename), so a reader sees the old entry, the new one or none; a failure or a signal leaves
         no temporary file, and a failure is only noted."""
@@ -62,7 +62,7 @@ class CacheWrites:
                 handle, temporary = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
                 leftovers.track(temporary)
             with os.fdopen(handle, "wb") as out:
-                out.writelines([data] if isinstance(data, bytes) else data)
+                out.writelines([data] if isinstance(data, (bytes, bytearray, memoryview)) else data)
                 leftovers.pause_point("cache-entry", path, temporary)
             os.replace(temporary, path)
             leftovers.forget(temporary)

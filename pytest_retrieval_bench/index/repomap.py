@@ -126,8 +126,9 @@ PAIR_TYPES = (np.int32, np.int32, np.int8)
 
 
 def _joined(parts: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
-    """(nodes, ids, classes) triples joined column by column."""
-    return [np.concatenate([np.zeros(0, dtype=dtype), *column]) for dtype, column in zip(PAIR_TYPES, zip(*parts))]
+    """(nodes, ids, classes) triples joined column by column (three empty columns when there are none)."""
+    columns = list(zip(*parts)) or [(), (), ()]
+    return [np.concatenate([np.zeros(0, dtype=dtype), *column]) for dtype, column in zip(PAIR_TYPES, columns)]
 
 
 def _bench_classes(to_bench: WordTokens, found: list[tuple[np.ndarray, np.ndarray, np.ndarray]], node_count: int
