@@ -14,6 +14,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from pytest_retrieval_bench.index.distinct import run_starts
 from pytest_retrieval_bench.index.lazy_rows import LazyRows
 from pytest_retrieval_bench.index.postings import SCATTER_PAIRS, LexicalIndex, Postings, PostingsBuilder, TermPostings
 from pytest_retrieval_bench.index.substrings import Substrings
@@ -204,7 +205,7 @@ class PathGroups:
     def of(cls, row_path_ids: np.ndarray) -> "PathGroups":
         order = np.argsort(row_path_ids, kind="stable")
         grouped = row_path_ids[order]
-        starts = np.flatnonzero(np.concatenate(([True], grouped[1:] != grouped[:-1]))) if len(grouped) else np.zeros(0, dtype=np.intp)
+        starts = np.flatnonzero(run_starts(grouped))
         return cls(order=order, starts=starts, path_ids=grouped[starts])
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 
-def _starts(ordered: np.ndarray) -> np.ndarray:
-    """Where each run of equal values of a sorted array starts, as a mask."""
+def run_starts(ordered: np.ndarray) -> np.ndarray:
+    """Where each run of equal values starts (of a sorted array: each distinct value), as a mask."""
     mask = np.empty(len(ordered), dtype=bool)
     if len(ordered):
         mask[0] = True
@@ -23,7 +23,7 @@ def _starts(ordered: np.ndarray) -> np.ndarray:
 def sorted_distinct(values: np.ndarray) -> np.ndarray:
     """`np.unique(values)` for an integer array: its distinct values, ascending."""
     ordered = np.sort(values)
-    return ordered[_starts(ordered)]
+    return ordered[run_starts(ordered)]
 
 
 def first_positions(values: np.ndarray) -> np.ndarray:
@@ -38,11 +38,11 @@ def first_positions(values: np.ndarray) -> np.ndarray:
     top = int(values.max())
     if int(values.min()) < 0 or (top + 1) * size >= 1 << 63:
         order = np.argsort(values, kind="stable")
-        return order[_starts(values[order])]
+        return order[run_starts(values[order])]
     keys = values.astype(np.int64) * size
     keys += np.arange(size, dtype=np.int64)
     keys.sort()
-    return keys[_starts(keys // size)] % size
+    return keys[run_starts(keys // size)] % size
 
 
 def lex_order(*columns: tuple[np.ndarray, int]) -> np.ndarray:

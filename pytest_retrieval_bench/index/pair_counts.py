@@ -16,6 +16,7 @@ from typing import Callable
 
 import numpy as np
 
+from pytest_retrieval_bench.index.distinct import run_starts
 from pytest_retrieval_bench.index.postings import Postings, narrowest, utf8_ends
 from pytest_retrieval_bench.index.term_ids import TermIds
 
@@ -57,7 +58,7 @@ class Batch:
             keys, inverse = np.unique(keys, return_inverse=True)
             counts = np.bincount(inverse, weights=weights, minlength=len(keys)).astype(np.int64)
         pair_docs, pair_terms = np.divmod(keys, top)
-        firsts = np.flatnonzero(np.concatenate(([True], pair_docs[1:] != pair_docs[:-1])))
+        firsts = np.flatnonzero(run_starts(pair_docs))
         present = np.zeros(top, dtype=bool)
         present[pair_terms] = True
         vocabulary = np.flatnonzero(present).astype(np.int32)

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from pytest_retrieval_bench.index.distinct import run_starts
 from pytest_retrieval_bench.index.pair_counts import BATCH_TOKENS, Batch, postings_of_batches
 from pytest_retrieval_bench.index.path_kinds import file_kind
 from pytest_retrieval_bench.index.postings import Postings
@@ -71,7 +72,7 @@ def _best_class(nodes: np.ndarray, ids: np.ndarray, classes: np.ndarray) -> tupl
     keys = (nodes.astype(np.int64) << 33) | (ids.astype(np.int64) << 2) | (PATH_CLASS - classes.astype(np.int64))
     keys.sort()  # a pair's highest class first
     pairs = keys >> 2
-    first = np.concatenate(([True], pairs[1:] != pairs[:-1])) if len(pairs) else np.zeros(0, dtype=bool)
+    first = run_starts(pairs)
     pairs = pairs[first]
     return (pairs >> 31).astype(np.int32), (pairs & ((1 << 31) - 1)).astype(np.int32), (PATH_CLASS - (keys[first] & 3)).astype(np.int8)
 

@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from pytest_retrieval_bench.index.distinct import lex_order
+from pytest_retrieval_bench.index.distinct import lex_order, run_starts
 from pytest_retrieval_bench.index.path_kinds import is_plain_path, split_path
 
 PAIRED_FILES = 20
@@ -50,7 +50,7 @@ class EdgeCalls:
         pairs = sources * max(size, 1) + targets
         order = lex_order((pairs, max(size, 1) ** 2), (calls, len(left)))  # by pair, each pair's calls in call order
         pairs, calls, weights = pairs[order], calls[order], weights[order]
-        starts = np.flatnonzero(np.concatenate(([True], pairs[1:] != pairs[:-1]))) if len(pairs) else np.zeros(0, dtype=np.int64)
+        starts = np.flatnonzero(run_starts(pairs))
         summed = np.add.reduceat(weights, starts) if len(starts) else weights
         firsts, pairs = calls[starts], pairs[starts]
         sources, targets = np.divmod(pairs, max(size, 1))

@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from pytest_retrieval_bench.index.distinct import first_positions, lex_order, sorted_distinct
+from pytest_retrieval_bench.index.distinct import first_positions, lex_order, run_starts, sorted_distinct
 from pytest_retrieval_bench.index.repomap_nodes import SymbolTable
 
 SYMBOL_SCAN_MAX_FILES = 3_000
@@ -44,7 +44,7 @@ def _within(groups: np.ndarray) -> np.ndarray:
     """Each element's position within its run of equal `groups` values (runs contiguous)."""
     if not len(groups):
         return np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
+    starts = np.flatnonzero(run_starts(groups))
     return np.arange(len(groups), dtype=np.int64) - np.repeat(starts, np.diff(np.append(starts, len(groups))))
 
 
@@ -122,7 +122,7 @@ def _scan(docs: np.ndarray, ranks: np.ndarray, key_offsets: np.ndarray, token_ke
     are the pairs in `most_common`'s tie order. A pair is among a file's first `KEPT_KEYS` when
     its count is above the file's cut-off count, or equal to it and among the first few of that
     count; only the kept pairs of complete keys are then sorted, by (count descending, that order)."""
-    starts = np.concatenate(([True], docs[1:] != docs[:-1]))
+    starts = run_starts(docs)
     file_ids = docs[starts]
     per_pair = key_offsets[ranks + 1] - key_offsets[ranks]
     # each occurrence's cell (file in the step, key) in counting order: a file's tokens in order, a
