@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from pytest_retrieval_bench.index.chunk_index import ChunkIndex
-
 from pytest_retrieval_bench.index.postings import LexicalIndex, Postings
 from pytest_retrieval_bench.index.repomap import KIND_CODES, RepoMapIndex
 

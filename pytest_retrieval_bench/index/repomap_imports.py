@@ -148,9 +148,14 @@ def _without_suffix(path: PurePosixPath) -> PurePosixPath:
         return path
 
 
+def _cleaned(spec: str) -> str:
+    """The spec without surrounding space and trailing `;` or `,`: a leading `.` makes it relative."""
+    return spec.strip().strip(";,")
+
+
 def lookup_keys(spec: str, from_path: str) -> list[str]:
     """The names an import spec is looked up by: relative specs from the importing file's directory."""
-    cleaned = spec.strip().strip(";,")
+    cleaned = _cleaned(spec)
     if cleaned.startswith("."):
         base = PurePosixPath(from_path).parent
         if "/" in cleaned:
@@ -198,7 +203,7 @@ def import_pairs(paths: list[str], texts: list[str]) -> tuple[list[int], list[in
             # a relative spec resolves from the importing file's directory, any other alike everywhere
             is_relative = relative.get(spec)
             if is_relative is None:
-                is_relative = relative[spec] = spec.strip().strip(";,").startswith(".")
+                is_relative = relative[spec] = _cleaned(spec).startswith(".")
             key = (spec, directory if is_relative else None)
             if key not in keys_of:
                 keys_of[key] = lookup_keys(spec, path)
