@@ -22,9 +22,11 @@ from pytest_retrieval_bench.corpus.file_row_texts import FileRowTexts
 from pytest_retrieval_bench.corpus.read_receipts import Receipt, ReadReceipts, decode, encode, identity
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
+from pytest_retrieval_bench.corpus import store as store_module
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import SnapshotError
 from pytest_retrieval_bench.index.cache import IndexCache
+from pytest_retrieval_bench.index import release_build
 from pytest_retrieval_bench.index.chunk_index import ChunkIndex
 from pytest_retrieval_bench.samples.load import file_sha256
 
@@ -229,6 +231,60 @@ def test_the_store_reads_the_rows_again_when_the_cache_lacks_an_index(tmp_path: 
     assert {event["source"] for event in cached.drain_events()} == {"cache"}
     assert from_cache.chunk_rows is None
     assert_same_chunk_index(from_cache.chunk_index(), reference)
+
+
+def test_the_rows_an_arm_reads_keep_their_texts_through_a_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build from the rows takes their texts as it counts them only when the rows are freed
+    after it: with an arm that reads the rows ("rows"), they stay whole; the indexes are the same."""
+    corpus = tmp_path / "corpus"
+    path = write_chunk_file(corpus, sorted(release_rows(), key=lambda row: row["path"]))  # in path order: the one-read build
+    whole = read_chunk_file(path, REPO, COMMIT).chunk_rows
+    assert whole and any(row.get("kind") != "file" and row.get("text") for row in whole)
+    taking: list[bool] = []
+
+    class Watched(store_module.OneReadBuild):
+        def __init__(self, *args: Any, take_texts: bool = False, **kwargs: Any):
+            taking.append(take_texts)
+            super().__init__(*args, take_texts=take_texts, **kwargs)
+
+    monkeypatch.setattr(store_module, "OneReadBuild", Watched)
+
+    def opened(kinds: list[str], cache: str) -> Any:
+        store = SnapshotStore(SnapshotResolver(corpus_dirs=[corpus]), PrivateCopies(tmp_path / cache / "copies", owned_root=None),
+                              IndexCache(tmp_path / cache))
+        return store.open(REPO, COMMIT, kinds)
+
+    kept = opened(["rows", "chunks", "lexical"], "a")
+    assert kept.chunk_rows == whole
+    freed = opened(["chunks", "lexical"], "b")
+    assert freed.chunk_rows is None
+    assert taking == [False, True]
+    assert freed.content_digest() == kept.content_digest()
+    assert_same_chunk_index(freed.chunk_index(), kept.chunk_index())
+
+
+def test_a_build_that_fails_midway_leaves_no_rows_without_texts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build takes the rows' texts as it goes: when it fails after some, the snapshot drops its
+    rows, so the next open reads them again instead of indexing rows whose texts are gone."""
+    corpus = tmp_path / "corpus"
+    write_chunk_file(corpus, sorted(release_rows(), key=lambda row: row["path"]))
+    reference = SnapshotStore(SnapshotResolver(corpus_dirs=[corpus]), PrivateCopies(tmp_path / "copies-a", owned_root=None),
+                              None).open(REPO, COMMIT, ["chunks", "lexical"]).chunk_index()
+    store = SnapshotStore(SnapshotResolver(corpus_dirs=[corpus]), PrivateCopies(tmp_path / "copies-b", owned_root=None), None)
+    original = release_build._Build.add_rows
+    calls: list[int] = []
+
+    def failing(self: Any, numbers: list[int], *args: Any) -> None:
+        original(self, numbers, *args)
+        calls.append(len(numbers))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(release_build._Build, "add_rows", failing)
+    with pytest.raises(KeyboardInterrupt):
+        store.open(REPO, COMMIT, ["chunks", "lexical"])
+    monkeypatch.setattr(release_build._Build, "add_rows", original)
+    assert_same_chunk_index(store.open(REPO, COMMIT, ["chunks", "lexical"]).chunk_index(), reference)
 
 
 def assert_same_chunk_index(found: ChunkIndex, expected: ChunkIndex) -> None:

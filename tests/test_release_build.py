@@ -23,7 +23,7 @@ from pytest_retrieval_bench.corpus.tree import read_directory
 from pytest_retrieval_bench.index.chunk_index import ChunkIndex
 from pytest_retrieval_bench.index.postings import LexicalIndex, Postings
 from pytest_retrieval_bench.index import release_build
-from pytest_retrieval_bench.index.release_build import build_indexes, grouped_in_path_order
+from pytest_retrieval_bench.index.release_build import OneReadBuild, build_indexes, grouped_in_path_order
 from pytest_retrieval_bench.index.tokens import bench_tokens, word_runs
 from pytest_retrieval_bench.index.word_tokens import bench_tokens_of_words
 
@@ -73,6 +73,23 @@ def assert_matches_reference_in_order(texts: dict[str, str], rows: list[dict[str
     only_lexical = build_indexes(texts, None, True, batch_tokens=batch_tokens)
     assert only_lexical[1] is None
     assert_same_lexical(only_lexical[0], LexicalIndex.build(sorted(texts.items())))
+    assert_taking_texts_changes_no_index(texts, rows, batch_tokens)
+
+
+def assert_taking_texts_changes_no_index(texts: dict[str, str], rows: list[dict[str, Any]], batch_tokens: int) -> None:
+    """`take_texts`: the same indexes; the one-read path leaves every row without its text (it
+    counts them all), a row-at-a-time build (rows not in path order) leaves the rows as they were."""
+    given = [dict(row) for row in rows]
+    build = OneReadBuild(texts, given, True, batch_tokens, take_texts=True)
+    build.read()
+    lexical, chunks = build.finish()
+    assert_same_lexical(lexical, LexicalIndex.build(sorted(texts.items())))
+    assert_same_chunks(chunks, ChunkIndex.build(rows))
+    if grouped_in_path_order(rows):
+        assert not any("text" in row for row in given)
+        assert given == [{key: value for key, value in row.items() if key != "text"} for row in rows]
+    else:
+        assert given == rows
 
 
 def symbol_row(path: str, text: str, first: int, last: int, symbol: Any = "name") -> dict[str, Any]:
@@ -242,4 +259,4 @@ def test_a_real_tree_cut_into_symbol_rows_matches_the_reference(monkeypatch: pyt
     monkeypatch.setattr(release_build, "_line_range", counted)
     assert_matches_reference(texts, rows)
     assert grouped_in_path_order(rows)
-    assert len(sliced) == 4 * (len(rows) - len(texts))  # two orders (the same here) x the two builds that read rows
+    assert len(sliced) == 6 * (len(rows) - len(texts))  # two orders (the same here) x the three builds that read rows (one takes texts)

@@ -145,10 +145,14 @@ class SnapshotStore:
                 started = time.perf_counter()
         if not missing:
             return
+        if snapshot.digest_wanted:
+            snapshot.content_digest()  # taken from the whole rows, before the build takes their texts
         build = OneReadBuild(snapshot.texts, self._rows(snapshot) if "chunks" in missing else None, "lexical" in missing,
-                             progress=self._building())
-        build.read()
-        snapshot.drop_rows()  # read: the counts are all the build needs of them now
+                             progress=self._building(), take_texts=not snapshot.keep_rows)
+        try:
+            build.read()
+        finally:  # the counts are all the build needs of the rows now; and rows a failed read took texts from are never used again
+            snapshot.drop_rows()
         lexical, chunks = build.finish()
         for kind, index in (("chunks", chunks), ("lexical", lexical)):
             if index is not None:

@@ -49,9 +49,10 @@ class _Build:
     """The state of one build: the vocabularies and the counts."""
 
     def __init__(self, texts: dict[str, str], rows: list[dict[str, Any]] | None, lexical: bool, batch_tokens: int,
-                 progress: Callable[[int, int | None], None] | None = None):
+                 progress: Callable[[int, int | None], None] | None = None, take_texts: bool = False):
         self.texts = texts
         self.progress = progress
+        self.take_texts = take_texts
         self.paths = sorted(texts)
         self.words = TermIds()
         self.bench = TermIds()
@@ -160,6 +161,9 @@ class _Build:
             start_end = served.get(number)
             self.chunks.add(number, *[parts_ids[part] for part in parts],
                             ids[start_end[0] : start_end[1]] if start_end is not None else read[number])
+        if self.take_texts:  # counted: the caller frees the rows after the read, so their texts can go now
+            for number in numbers:
+                rows[number].pop("text", None)
 
 
 class OneReadBuild:
@@ -168,11 +172,14 @@ class OneReadBuild:
     `finish` lays the postings out."""
 
     def __init__(self, texts: dict[str, str], rows: list[dict[str, Any]] | None, lexical: bool, batch_tokens: int = BATCH_TOKENS,
-                 progress: Callable[[int, int | None], None] | None = None):
-        """`progress` hears each path read, over the number of paths."""
+                 progress: Callable[[int, int | None], None] | None = None, take_texts: bool = False):
+        """`progress` hears each path read, over the number of paths. With `take_texts` (for a
+        caller that frees the rows once `read` returns) each row's `text` is removed from the row as
+        soon as it is counted: the texts of a large release's symbol rows, tens of MB, are then
+        freed during the read, and their memory serves the rest of the build."""
         ungrouped = rows is not None and not grouped_in_path_order(rows)
         self._rows_apart = rows if ungrouped else None
-        self._build: _Build | None = _Build(texts, None if ungrouped else rows, lexical, batch_tokens, progress)
+        self._build: _Build | None = _Build(texts, None if ungrouped else rows, lexical, batch_tokens, progress, take_texts)
         self.labels: RowLabels | None = None
         self._chunks_apart: ChunkIndex | None = None
         self.path_counts = PairCounts(len(self._build.paths), batch_tokens)
