@@ -22,7 +22,7 @@ and (optionally) bm25s are used. It prints figures and asserts nothing.
 
 Memory is measured twice. With tracemalloc, in this process: what each index build allocates at
 its peak and keeps, above the text already held. And as the peak RSS of a fresh process that
-only reads the tree and indexes it as the plugin does (`--rss-only`), against the same process
+only reads the tree and indexes it as the plugin does (`lexical_memory.py`), against the same process
 after its imports. Both are printed as multiples of the text's UTF-8 size.
 """
 
@@ -30,84 +30,38 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib.util
-import json
 import math
 import random
 import re
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+from installed_tree import build_indexes, choose_packages, read_tree
+from lexical_memory import memory_figures, text_size
+from peak_rss import peak_rss_mb
 
 from pytest_retrieval_bench.arms.arb_reference import ArbReferenceArm
 from pytest_retrieval_bench.arms.base import Request
 from pytest_retrieval_bench.arms.lexical import BM25_B, BM25_K1, BM25Arm, GrepArm, GrepIdentArm, bm25_scores
-from pytest_retrieval_bench.index.tokens import bench_tokens, grep_terms
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
-from pytest_retrieval_bench.corpus.tree import read_directory
+from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.index.chunk_index import ChunkIndex, chunk_text, file_chunks
 from pytest_retrieval_bench.index.postings import LexicalIndex, Postings
-from pytest_retrieval_bench.index.cache import IndexCache
+from pytest_retrieval_bench.index.tokens import bench_tokens, grep_terms
 from pytest_retrieval_bench.samples.arb import query_text_for_eval
 
-BASE_PACKAGES = ("numpy", "pytest", "_pytest")
-EXTRA_PACKAGES = ("scipy", "pygments", "pip", "setuptools", "hypothesis")
 SEED = 20240611
 ARMS = (GrepArm(), GrepIdentArm(), BM25Arm("bm25:all"), BM25Arm("bm25:ident"), ArbReferenceArm("arb-lexical"), ArbReferenceArm("arb-bm25"))
 MB = 1_000_000
 
 
-# --------------------------------------------------------------------------- the tree
-
-
-def package_directory(name: str) -> Path | None:
-    spec = importlib.util.find_spec(name)
-    if spec is None:
-        return None
-    if spec.submodule_search_locations:
-        return Path(next(iter(spec.submodule_search_locations)))
-    return Path(spec.origin).parent if spec.origin else None
-
-
-def choose_packages(min_files: int) -> list[tuple[str, Path]]:
-    """The base packages, then extras in a fixed order until the tree is big enough."""
-    chosen: list[tuple[str, Path]] = []
-    text_files = 0
-    for name in BASE_PACKAGES + EXTRA_PACKAGES:
-        if name in EXTRA_PACKAGES and text_files >= min_files:
-            break
-        directory = package_directory(name)
-        if directory is None or not directory.is_dir():
-            continue
-        chosen.append((name, directory))
-        text_files += len(read_directory(directory, "probe/probe", "0" * 40).texts)
-    return chosen
-
-
-def read_tree(packages: list[tuple[str, Path]]) -> Snapshot:
-    """One snapshot of several directories, paths prefixed by the package name."""
-    texts: dict[str, str] = {}
-    others: list[str] = []
-    for name, directory in packages:
-        part = read_directory(directory, f"installed/{name}", "0" * 40)
-        texts.update((f"{name}/{path}", text) for path, text in part.texts.items())
-        others.extend(f"{name}/{path}" for path in part.other_paths)
-    return Snapshot(repo="installed/packages", commit="0" * 40, origin="installed packages", texts=texts, other_paths=tuple(sorted(others)))
-
-
-def build_indexes(snapshot: Snapshot) -> tuple[LexicalIndex, ChunkIndex]:
-    """As the plugin indexes a tree: the whole-file index, and the chunk index read off it."""
-    lexical = LexicalIndex.build(snapshot.text_files())
-    return lexical, ChunkIndex.of_files(lexical)
+# --------------------------------------------------------------------------- the tree's indexes
 
 
 def serve(snapshot: Snapshot, lexical: LexicalIndex, chunks: ChunkIndex) -> None:
@@ -180,19 +134,6 @@ def timed(function: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, result
 
 
-def peak_rss_mb() -> float:
-    """This process's peak RSS. Linux's VmHWM first: ru_maxrss survives exec, so a child started
-    by a large parent would report the parent's size."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 1024 if sys.platform != "darwin" else peak / (1024 * 1024)  # KiB on Linux, bytes on macOS
-
-
 def rank_positive(paths: list[str], scores: np.ndarray) -> list[str]:
     """Positive scores descending, ties by path (document ids are in path order)."""
     candidates = np.flatnonzero(scores > 0)
@@ -244,64 +185,6 @@ def median_ms(values: list[float]) -> float:
     return statistics.median(values) * 1000.0
 
 
-def text_size(snapshot: Snapshot) -> tuple[int, int]:
-    """The text's UTF-8 bytes, and what its Python strings take."""
-    texts = snapshot.texts.values()
-    return sum(len(text.encode("utf-8", errors="surrogatepass")) for text in texts), sum(sys.getsizeof(text) for text in texts)
-
-
-def traced(function: Callable[[], Any]) -> tuple[int, int, Any]:
-    """(peak, kept) bytes allocated by `function` above what was allocated before it."""
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        result = function()
-        current, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return peak - before, current - before, result
-
-
-def memory_figures(snapshot: Snapshot, text_bytes: int, min_files: int) -> None:
-    _, held = text_size(snapshot)
-    print(f"\n== memory (tracemalloc: allocated above the text, which is held once; x = times the text's {text_bytes / MB:.1f} MB)")
-    print(f"text held           {held / MB:.1f} MB as Python strings ({held / text_bytes:.2f}x)")
-    lexical_peak, lexical_kept, lexical = traced(lambda: LexicalIndex.build(snapshot.text_files()))
-    chunk_peak, chunk_kept, _ = traced(lambda: ChunkIndex.of_files(lexical))
-    print(f"whole-file index    peak {lexical_peak / MB:5.1f} MB ({lexical_peak / text_bytes:.2f}x), keeps {lexical_kept / MB:5.1f} MB ({lexical_kept / text_bytes:.2f}x)")
-    print(f"tree chunk index    peak {chunk_peak / MB:5.1f} MB, keeps {chunk_kept / MB:5.1f} MB (read off the whole-file index)")
-    tree_peak = max(lexical_peak, lexical_kept + chunk_peak)
-    print(f"a tree, both        peak {tree_peak / MB:5.1f} MB above the text: text + index = {(held + tree_peak) / text_bytes:.2f}x the text at most")
-    rows_peak, rows_kept, _ = traced(lambda: ChunkIndex.build(file_chunks(snapshot.text_files())))
-    print(f"chunk rows index    peak {rows_peak / MB:5.1f} MB ({rows_peak / text_bytes:.2f}x), keeps {rows_kept / MB:5.1f} MB "
-          f"(a release's rows, here one per file, built while the whole-file index is kept)")
-    release_peak = max(lexical_peak, lexical_kept + rows_peak)
-    print(f"a release, both     peak {release_peak / MB:5.1f} MB above the text: text + index = {(held + release_peak) / text_bytes:.2f}x the text at most")
-
-    completed = subprocess.run([sys.executable, __file__, "--rss-only", "--min-files", str(min_files)],
-                               capture_output=True, text=True, check=False)
-    if completed.returncode != 0:
-        print(f"fresh-process RSS   not measured: {completed.stderr.strip().splitlines()[-1:] or completed.returncode}")
-        return
-    rss = json.loads(completed.stdout.strip().splitlines()[-1])
-    above = rss["peak_indexing_mb"] - rss["after_imports_mb"]
-    print(f"fresh-process RSS   {rss['after_imports_mb']:.0f} MB after imports, peak {rss['peak_reading_mb']:.0f} MB reading the tree, "
-          f"peak {rss['peak_indexing_mb']:.0f} MB indexing it")
-    print(f"                    peak above the imports: {above:.0f} MB = {above * MB / rss['text_bytes']:.2f}x the text "
-          f"(the text held once included)")
-
-
-def rss_only(min_files: int) -> int:
-    """Child of `memory_figures`: read the tree, index it as the plugin does, print peak RSS as JSON."""
-    after_imports = peak_rss_mb()
-    snapshot = read_tree(choose_packages(min_files))
-    peak_reading = peak_rss_mb()
-    indexes = build_indexes(snapshot)  # held until the figure is taken, as the plugin holds them
-    print(json.dumps({"after_imports_mb": after_imports, "peak_reading_mb": peak_reading, "peak_indexing_mb": peak_rss_mb(),
-                      "text_bytes": text_size(snapshot)[0], "files": len(indexes[0].paths)}))
-    return 0
-
-
 # --------------------------------------------------------------------------- main
 
 
@@ -313,10 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-files", type=int, default=2000, help="add installed packages until this many text files")
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--no-memory", action="store_true", help="skip the memory figures (tracemalloc slows the builds)")
-    parser.add_argument("--rss-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.rss_only:
-        return rss_only(args.min_files)
 
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}")
     packages = choose_packages(args.min_files)

@@ -49,7 +49,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import resource
 import statistics
 import sys
 import tempfile
@@ -60,6 +59,7 @@ from typing import Any, Callable
 
 import numpy as np
 import orjson
+from peak_rss import peak_rss_mb
 
 from pytest_retrieval_bench.arms.base import Request
 from pytest_retrieval_bench.arms.repomap import AFFINITY_WEIGHT, PAGERANK_WEIGHT, QUERY_WEIGHT, QueryView, rank_files, view_tiebreak
@@ -97,11 +97,6 @@ def fastest(function: Callable[[], Any], repeat: int) -> tuple[Clock, Any]:
         again, _ = clocked(function)
         clock = Clock(min(clock.wall, again.wall), min(clock.cpu, again.cpu))
     return clock, result
-
-
-def peak_rss_mb() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 1024 if sys.platform != "darwin" else peak / (1024 * 1024)  # KiB on Linux, bytes on macOS
 
 
 def ratio(theirs: float, ours: float) -> str:
