@@ -15,6 +15,7 @@ import pytest
 import zstandard
 
 from pytest_retrieval_bench.corpus import file_digests as file_digests_module
+from pytest_retrieval_bench.corpus.chunk_file_rows import ChunkFileRows
 from pytest_retrieval_bench.corpus.chunks import read_chunk_file
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.file_digests import FileDigests
@@ -22,11 +23,12 @@ from pytest_retrieval_bench.corpus.file_row_texts import FileRowTexts
 from pytest_retrieval_bench.corpus.read_receipts import Receipt, ReadReceipts, decode, encode, identity
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
-from pytest_retrieval_bench.corpus import store as store_module
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import SnapshotError
-from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.index import release_build
+from pytest_retrieval_bench.index.cache import IndexCache
+from pytest_retrieval_bench.index.cache import encode as cache_encode
+from pytest_retrieval_bench.index.repomap import build_repomap
 from pytest_retrieval_bench.index.chunk_index import ChunkIndex
 from pytest_retrieval_bench.samples.load import file_sha256
 
@@ -233,21 +235,18 @@ def test_the_store_reads_the_rows_again_when_the_cache_lacks_an_index(tmp_path: 
     assert_same_chunk_index(from_cache.chunk_index(), reference)
 
 
-def test_the_rows_an_arm_reads_keep_their_texts_through_a_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A build from the rows takes their texts as it counts them only when the rows are freed
-    after it: with an arm that reads the rows ("rows"), they stay whole; the indexes are the same."""
+def test_a_release_s_rows_are_read_again_from_the_file_and_held_only_for_an_arm_that_reads_them(tmp_path: Path) -> None:
+    """A full read keeps no row: a build goes through them again from the chunk file, with the
+    same indexes and content digest as rows held in a list; an arm that reads the rows themselves
+    ("rows", an embedding arm) gets them held, equal to the file's."""
     corpus = tmp_path / "corpus"
-    path = write_chunk_file(corpus, sorted(release_rows(), key=lambda row: row["path"]))  # in path order: the one-read build
-    whole = read_chunk_file(path, REPO, COMMIT).chunk_rows
-    assert whole and any(row.get("kind") != "file" and row.get("text") for row in whole)
-    taking: list[bool] = []
-
-    class Watched(store_module.OneReadBuild):
-        def __init__(self, *args: Any, take_texts: bool = False, **kwargs: Any):
-            taking.append(take_texts)
-            super().__init__(*args, take_texts=take_texts, **kwargs)
-
-    monkeypatch.setattr(store_module, "OneReadBuild", Watched)
+    path = write_chunk_file(corpus, sorted(release_rows(), key=lambda row: row["path"]))  # in path order: one pass
+    snapshot = read_chunk_file(path, REPO, COMMIT)
+    assert isinstance(snapshot.chunk_rows, ChunkFileRows) and len(snapshot.chunk_rows) == len(release_rows())
+    held = list(snapshot.chunk_rows)
+    assert held == sorted(release_rows(), key=lambda row: row["path"])
+    assert snapshot.content_digest() == Snapshot(repo=REPO, commit=COMMIT, origin="held", texts=snapshot.texts,
+                                                 other_paths=snapshot.other_paths, chunk_rows=held).content_digest()
 
     def opened(kinds: list[str], cache: str) -> Any:
         store = SnapshotStore(SnapshotResolver(corpus_dirs=[corpus]), PrivateCopies(tmp_path / cache / "copies", owned_root=None),
@@ -255,36 +254,59 @@ def test_the_rows_an_arm_reads_keep_their_texts_through_a_build(tmp_path: Path, 
         return store.open(REPO, COMMIT, kinds)
 
     kept = opened(["rows", "chunks", "lexical"], "a")
-    assert kept.chunk_rows == whole
-    freed = opened(["chunks", "lexical"], "b")
-    assert freed.chunk_rows is None
-    assert taking == [False, True]
-    assert freed.content_digest() == kept.content_digest()
-    assert_same_chunk_index(freed.chunk_index(), kept.chunk_index())
+    assert isinstance(kept.chunk_rows, list) and kept.chunk_rows == held
+    streamed = opened(["chunks", "lexical"], "b")
+    assert isinstance(streamed.chunk_rows, ChunkFileRows)
+    assert streamed.content_digest() == kept.content_digest()
+    assert_same_chunk_index(streamed.chunk_index(), kept.chunk_index())
+    assert_same_chunk_index(streamed.chunk_index(), ChunkIndex.build(held))
 
 
-def test_a_build_that_fails_midway_leaves_no_rows_without_texts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The build takes the rows' texts as it goes: when it fails after some, the snapshot drops its
-    rows, so the next open reads them again instead of indexing rows whose texts are gone."""
+def test_a_cold_set_up_goes_through_a_release_s_rows_once_after_its_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The map is built from the nodes the read took as it went, and the chunk index from one
+    pass over the rows read again; the map equals the one built from the rows themselves."""
     corpus = tmp_path / "corpus"
-    write_chunk_file(corpus, sorted(release_rows(), key=lambda row: row["path"]))
-    reference = SnapshotStore(SnapshotResolver(corpus_dirs=[corpus]), PrivateCopies(tmp_path / "copies-a", owned_root=None),
-                              None).open(REPO, COMMIT, ["chunks", "lexical"]).chunk_index()
-    store = SnapshotStore(SnapshotResolver(corpus_dirs=[corpus]), PrivateCopies(tmp_path / "copies-b", owned_root=None), None)
-    original = release_build._Build.add_rows
-    calls: list[int] = []
+    path = write_chunk_file(corpus, sorted(release_rows(), key=lambda row: row["path"]))
+    passes: list[int] = []
+    real_iter = ChunkFileRows.__iter__
 
-    def failing(self: Any, numbers: list[int], *args: Any) -> None:
-        original(self, numbers, *args)
-        calls.append(len(numbers))
-        if len(calls) == 2:
-            raise KeyboardInterrupt
+    def counted(self: ChunkFileRows) -> Any:
+        passes.append(1)
+        return real_iter(self)
 
-    monkeypatch.setattr(release_build._Build, "add_rows", failing)
-    with pytest.raises(KeyboardInterrupt):
-        store.open(REPO, COMMIT, ["chunks", "lexical"])
-    monkeypatch.setattr(release_build._Build, "add_rows", original)
-    assert_same_chunk_index(store.open(REPO, COMMIT, ["chunks", "lexical"]).chunk_index(), reference)
+    monkeypatch.setattr(ChunkFileRows, "__iter__", counted)
+    receipts = ReadReceipts(tmp_path / "reads", FileDigests(tmp_path / "digests"))  # as a run with a cache has: the read takes the digest
+    store = SnapshotStore(SnapshotResolver(corpus_dirs=[corpus], receipts=receipts), PrivateCopies(tmp_path / "copies", owned_root=None),
+                          IndexCache(tmp_path / "cache"))
+    snapshot = store.open(REPO, COMMIT, ["repomap", "chunks"])
+    assert len(passes) == 1 and snapshot.map_nodes is None
+    expected = build_repomap(list(read_chunk_file(path, REPO, COMMIT).chunk_rows or []))
+    assert cache_encode("k", snapshot.repomap_index()) == cache_encode("k", expected)
+    assert read_chunk_file(path, REPO, COMMIT).map_nodes is not None
+    other = SnapshotStore(SnapshotResolver(corpus_dirs=[corpus]), PrivateCopies(tmp_path / "copies-b", owned_root=None), None)
+    assert other.open(REPO, COMMIT, ["chunks"]).map_nodes is None, "no arm reads the map: the nodes go"
+
+
+@pytest.mark.parametrize("change", ["rewritten", "row added"])
+def test_a_chunk_file_changed_after_its_read_is_not_indexed(tmp_path: Path, change: str) -> None:
+    """The rows are read again when an index is built: a chunk file changed since the snapshot was
+    read would give indexes that are not those of the rows read (nor of the cache key), so that
+    pass is refused, naming the file."""
+    corpus = tmp_path / "corpus"
+    rows = sorted(release_rows(), key=lambda row: row["path"])
+    path = write_chunk_file(corpus, rows)
+    store = SnapshotStore(SnapshotResolver(corpus_dirs=[corpus]), PrivateCopies(tmp_path / "copies", owned_root=None), None)
+    snapshot = store.get(REPO, COMMIT)
+    if change == "rewritten":
+        changed = [dict(row, text=row["text"] + " more") if row["kind"] != "file" else row for row in rows]
+        write_chunk_file(corpus, changed)
+    else:
+        with path.open("a") as handle:
+            handle.write(json.dumps(dict(rows[-1], chunk_id="extra")) + "\n")
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))  # a change within the clock's step shows too
+    with pytest.raises(SnapshotError, match=r"changed after it was read"):
+        store.open(REPO, COMMIT, ["chunks"])
+    assert snapshot.chunk_rows is not None
 
 
 def assert_same_chunk_index(found: ChunkIndex, expected: ChunkIndex) -> None:
@@ -346,12 +368,11 @@ def test_without_an_index_cache_the_rows_are_never_hashed(tmp_path: Path) -> Non
     write_chunk_file(corpus, release_rows())
     store = SnapshotStore(SnapshotResolver(corpus_dirs=[corpus]), PrivateCopies(tmp_path / "copies", owned_root=None), None)
     snapshot = store.open(REPO, COMMIT, ["chunks", "lexical", "repomap"])
-    assert snapshot.chunk_rows is None and snapshot._digest is None
-    with pytest.raises(RuntimeError, match="before the chunk rows were freed"):
-        snapshot.content_digest()  # never a digest of the files alone passed off as the rows'
-    assert_same_chunk_index(snapshot.chunk_index(), SnapshotStore(
-        SnapshotResolver(corpus_dirs=[corpus]), PrivateCopies(tmp_path / "copies", owned_root=None), IndexCache(tmp_path / "cache"),
-    ).open(REPO, COMMIT, ["chunks"]).chunk_index())
+    assert snapshot._digest is None and snapshot._row_hashes is None, "no row hashed in the set-up"
+    cached = SnapshotStore(SnapshotResolver(corpus_dirs=[corpus]), PrivateCopies(tmp_path / "copies", owned_root=None),
+                           IndexCache(tmp_path / "cache")).open(REPO, COMMIT, ["chunks"])
+    assert_same_chunk_index(snapshot.chunk_index(), cached.chunk_index())
+    assert snapshot.content_digest() == cached.content_digest(), "asked for later, the digest is of the rows, read again"
 
 
 # -- the cycle collector while a snapshot is read and built -------------------------------------------------------------
@@ -362,8 +383,7 @@ def test_the_cycle_collector_is_paused_for_a_read_and_build_then_as_it_was(tmp_p
                                                                         enabled_before: bool) -> None:
     import gc
 
-    from pytest_retrieval_bench.index import release_build
-
+    
     corpus = tmp_path / "corpus"
     write_chunk_file(corpus, release_rows())
     seen: list[bool] = []

@@ -11,12 +11,14 @@ from typing import Any, Iterator
 import orjson
 import zstandard
 
+from pytest_retrieval_bench.corpus.chunk_file_rows import ChunkFileRows
 from pytest_retrieval_bench.corpus.copy_files import find_path_clash
 from pytest_retrieval_bench.corpus.file_row_texts import FileRowTexts
 from pytest_retrieval_bench.corpus.progress import Counted
 from pytest_retrieval_bench.corpus.read_receipts import Receipt, ReadReceipts, identity
-from pytest_retrieval_bench.corpus.snapshot import Snapshot, check_relative_path, is_text
+from pytest_retrieval_bench.corpus.snapshot import Snapshot, check_relative_path, is_text, row_hash
 from pytest_retrieval_bench.errors import InputError, SnapshotError
+from pytest_retrieval_bench.index.repomap_nodes import NodeReader
 from pytest_retrieval_bench.samples.reader import iter_numbered_lines, iter_sample_lines, open_zstd
 
 
@@ -107,9 +109,13 @@ def read_chunk_file(path: Path, repo: str, commit: str, receipts: ReadReceipts |
                 if snapshot is not None:
                     return snapshot
         tree = _TreeRows(str(path))
-        rows: list[dict[str, Any]] = []
+        count = 0
+        row_hashes: list[bytes] | None = [] if receipts is not None else None  # the cache's key, taken as the rows go by
+        in_path_order = True
+        last_path = ""
+        nodes = NodeReader()  # what the map needs of the rows, so that it needs no pass of its own
         file_rows: list[tuple[int, int, int, int]] = []
-        orphans: list[tuple[int, dict[str, Any]]] = []
+        orphans: list[tuple[int, str, Any]] = []
         offset = 0
         parse, first_line = tree.parse, tree.first_line
         for number, text in iter_numbered_lines(path):
@@ -117,26 +123,34 @@ def read_chunk_file(path: Path, repo: str, commit: str, receipts: ReadReceipts |
             if text.isspace():  # a blank line (never empty: it holds its newline); no copy of a long line
                 continue
             row = parse(text, number)
-            rows.append(row)
+            count += 1
+            if row_hashes is not None:
+                row_hashes.append(row_hash(row))
+            row_path = row["path"]
+            in_path_order = in_path_order and last_path <= row_path
+            last_path = row_path
+            nodes.add(row)
             if row.get("kind") != "file":
-                if row["path"] not in first_line:
-                    orphans.append((number, row))  # before its file row, or an orphan: checked once every file row is known
+                if row_path not in first_line:
+                    orphans.append((number, row_path, row.get("kind")))  # before its file row, or an orphan: checked once every file row is known
                 continue
             file_rows.append((number, start, offset, int(tree.add_file(row, number))))
             if progress is not None:
                 progress(len(file_rows), None)
         check_clash(tree.source, tree.first_line)
-        for number, row in orphans:
-            if row["path"] not in tree.first_line:
-                raise InputError(str(path), f"a {row.get('kind')!r} row of {row['path']!r}, which has no file row", line=number, field="path")
+        for number, row_path, kind in orphans:
+            if row_path not in tree.first_line:
+                raise InputError(str(path), f"a {kind!r} row of {row_path!r}, which has no file row", line=number, field="path")
     except InputError as error:
         raise SnapshotError(f"corpus error: {error}") from error
+    # the rows are not kept: each build that needs them reads them again, a row at a time
+    rows = ChunkFileRows(path, count, in_path_order, tree.checked)
     snapshot = Snapshot(repo=repo, commit=commit, origin=str(path), texts=tree.texts, other_paths=tuple(sorted(tree.others)),
-                        chunk_rows=rows, row_count=len(rows))
+                        chunk_rows=rows, row_count=count, _row_hashes=row_hashes, map_nodes=nodes)
     if receipts is not None and key is not None:
         sha256 = receipts.digests.sha256(path)
         if identity(path) == key:  # unchanged since the read began: the digest is of the bytes read
-            receipts.store(key, Receipt(sha256=sha256, rows=len(rows), file_rows=tuple(file_rows), paths=tuple(tree.first_line),
+            receipts.store(key, Receipt(sha256=sha256, rows=count, file_rows=tuple(file_rows), paths=tuple(tree.first_line),
                                         files_digest=snapshot.files_digest(), content_digest=snapshot.content_digest()))
     return snapshot
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import orjson
 
 from pytest_retrieval_bench.corpus.copy_files import CopyWriter
 from pytest_retrieval_bench.index.chunk_index import file_chunks
+from pytest_retrieval_bench.index.repomap_nodes import NodeReader
 from pytest_retrieval_bench.scoring.budgets import TokenCounts
 
 MAX_TEXT_BYTES = 1_048_576
@@ -56,6 +57,11 @@ def check_relative_path(path: str) -> str | None:
     return None
 
 
+def row_hash(row: dict[str, Any]) -> bytes:
+    """A chunk row's part of the content digest: sha256 of its JSON, keys sorted."""
+    return hashlib.sha256(orjson.dumps(row, option=orjson.OPT_SORT_KEYS)).digest()
+
+
 @dataclass
 class Snapshot:
     """A repository at a base commit, as the lexical arms and the arm API see it."""
@@ -68,7 +74,8 @@ class Snapshot:
     other_paths: tuple[str, ...] = ()
     #: file names left out because they are not valid UTF-8 (no report could hold them), shown escaped
     undecodable_paths: tuple[str, ...] = ()
-    chunk_rows: list[dict[str, Any]] | None = None
+    #: a release's rows: a list when held, or a `ChunkFileRows` that reads them again from the file at each pass
+    chunk_rows: Iterable[dict[str, Any]] | None = None
     #: rows in the chunk file (kept when the rows are freed, or never held)
     row_count: int = 0
     writer: Callable[[Path], None] | None = None
@@ -85,6 +92,10 @@ class Snapshot:
     #: an arm reads the rows themselves (an embedding arm's chunk texts): they stay until the snapshot goes
     keep_rows: bool = field(default=False, repr=False)
     _token_counts: Any = field(default=None, repr=False)
+    #: `row_hash` of each row, taken by the read that went through them, for `content_digest`
+    _row_hashes: list[bytes] | None = field(default=None, repr=False, compare=False)
+    #: the map's nodes, taken by that read as it went (until the map is built or loaded)
+    map_nodes: NodeReader | None = field(default=None, repr=False, compare=False)
 
     @property
     def key(self) -> str:
@@ -137,8 +148,9 @@ class Snapshot:
         return self._index("repomap")
 
     def drop_rows(self) -> None:
-        """Free the chunk rows (a second copy of the text) once the indexes that read them exist."""
-        if self.chunk_rows is not None and not self.keep_rows:
+        """Free held chunk rows (a second copy of the text) once the indexes that read them exist
+        (rows read again from their file at each pass hold nothing, and stay)."""
+        if isinstance(self.chunk_rows, list) and not self.keep_rows:
             if self.digest_wanted:
                 self.content_digest()
             self.chunk_rows = None
@@ -153,7 +165,7 @@ class Snapshot:
         """The chunk rows an embedding arm encodes: the release's own, or one file chunk per text file
         of a tree (kept only when set-up was told to keep them: the `rows` index kind)."""
         if self.chunk_rows is not None:
-            return self.chunk_rows
+            return self.chunk_rows if isinstance(self.chunk_rows, list) else list(self.chunk_rows)
         if self.rows_dropped:
             raise RuntimeError(f"{self.key}: the chunk rows were freed before an arm that reads them was prepared")
         return file_chunks(self.text_files())
@@ -194,9 +206,10 @@ class Snapshot:
             if self.rows_dropped and self.chunk_rows is None:
                 raise RuntimeError(f"{self.key}: the content digest was not taken before the chunk rows were freed")
             digest = hashlib.sha256(self.files_digest().encode())
-            for row in self.chunk_rows or ():
-                digest.update(b"\2" + hashlib.sha256(orjson.dumps(row, option=orjson.OPT_SORT_KEYS)).digest())
+            for hashed in self._row_hashes if self._row_hashes is not None else map(row_hash, self.chunk_rows or ()):
+                digest.update(b"\2" + hashed)
             self._digest = digest.hexdigest()
+            self._row_hashes = None
         return self._digest
 
     def write_to(self, target: Path) -> None:

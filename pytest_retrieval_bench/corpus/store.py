@@ -28,10 +28,10 @@ from pytest_retrieval_bench.index.release_build import OneReadBuild, build_index
 def cyclic_gc_paused() -> Iterator[None]:
     """Python's cycle collector off while a snapshot is read and indexed, then as it was.
 
-    A read keeps hundreds of thousands of row dicts alive while the build makes millions of
-    short-lived token lists; each collection those allocations set off walks the rows again, and
-    finds nothing, since nothing the read or the build makes is a cycle. Reference counting still
-    frees every object as before. It was 8% of a cold build on a real release corpus.
+    A read and a build make millions of short-lived objects (row dicts, token lists), and hold
+    many (held rows, vocabularies); each collection those allocations set off walks what is held,
+    and finds nothing, since nothing the read or the build makes is a cycle. Reference counting
+    still frees every object as before. It was 8% of a cold build on a real release corpus.
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -116,12 +116,14 @@ class SnapshotStore:
         kinds = set(index_kinds)
         if "rows" in kinds:  # an arm reads the rows themselves (an embedding arm): nothing to build
             snapshot.keep_rows = True
-            if snapshot.chunk_rows is None and snapshot.rows_dropped:  # a receipt's read of the file rows only
-                snapshot.chunk_rows = self._rows(snapshot)
+            if snapshot.has_rows and not isinstance(snapshot.chunk_rows, list):  # held, for the arm's passes over them
+                snapshot.chunk_rows = list(self._rows(snapshot))
             if self._progress is not None:
                 self._progress.index_done()
         if "repomap" in kinds:
             snapshot.repomap_index()
+        else:  # no arm of this snapshot reads the map: the nodes its read took for it can go
+            snapshot.map_nodes = None
         if snapshot.has_rows and kinds & {"chunks", "lexical"}:
             self._build_from_rows(snapshot, kinds & {"chunks", "lexical"})
         # the indexes that read the rows exist now: free them
@@ -145,14 +147,10 @@ class SnapshotStore:
                 started = time.perf_counter()
         if not missing:
             return
-        if snapshot.digest_wanted:
-            snapshot.content_digest()  # taken from the whole rows, before the build takes their texts
         build = OneReadBuild(snapshot.texts, self._rows(snapshot) if "chunks" in missing else None, "lexical" in missing,
-                             progress=self._building(), take_texts=not snapshot.keep_rows)
-        try:
-            build.read()
-        finally:  # the counts are all the build needs of the rows now; and rows a failed read took texts from are never used again
-            snapshot.drop_rows()
+                             progress=self._building())
+        build.read()
+        snapshot.drop_rows()  # read: the counts are all the build needs of them now
         lexical, chunks = build.finish()
         for kind, index in (("chunks", chunks), ("lexical", lexical)):
             if index is not None:
@@ -179,13 +177,17 @@ class SnapshotStore:
                 self._progress.index_done()
             return index
         started = time.perf_counter()
+        nodes = None
+        if kind == "repomap":  # the nodes the read took for the map: used now, or never
+            nodes, snapshot.map_nodes = snapshot.map_nodes, None
         cached = self._from_cache(snapshot, kind, started)
         if cached is not None:
             return cached
         if kind == "lexical":  # a tree's (or a release's not built with its rows): a document at a time, lean on memory
             index: LexicalIndex | ChunkIndex | RepoMapIndex = LexicalIndex.build(snapshot.text_files(), self._building())
         elif kind == "repomap":
-            index = build_repomap(self._rows(snapshot) if snapshot.has_rows else file_chunks(snapshot.text_files()), self._building())
+            source = nodes if nodes is not None else self._rows(snapshot) if snapshot.has_rows else file_chunks(snapshot.text_files())
+            index = build_repomap(source, self._building())
         else:
             index = build_indexes(snapshot.texts, self._rows(snapshot), False)[1]  # type: ignore[assignment]
         return self._built(snapshot, kind, index, started)
@@ -207,9 +209,10 @@ class SnapshotStore:
         self._event(snapshot, kind, "built", started)
         return index
 
-    def _rows(self, snapshot: Snapshot) -> list[dict[str, Any]]:
-        """The chunk rows, read again from the source when set-up freed them or read only the file
-        rows (a receipt's read, when the cache turns out to lack an index)."""
+    def _rows(self, snapshot: Snapshot) -> Iterable[dict[str, Any]]:
+        """The chunk rows (held, or read again from the chunk file as they are gone through), read
+        again from the source when set-up freed them or read only the file rows (a receipt's read,
+        when the cache turns out to lack an index)."""
         if snapshot.chunk_rows is not None:
             return snapshot.chunk_rows
         return self.resolver.load(snapshot.repo, snapshot.commit, whole=True).chunk_rows or []

@@ -49,9 +49,17 @@ class RowLabels:
     symbols: list[str]
 
     @classmethod
-    def of(cls, rows: list[dict[str, Any]]) -> "RowLabels":
-        return cls(paths=[str(row.get("path", "")) for row in rows], chunk_ids=[str(row.get("chunk_id", "")) for row in rows],
-                   symbols=[str(row.get("symbol") or "") for row in rows])
+    def of(cls, rows: Iterable[dict[str, Any]]) -> "RowLabels":
+        labels = cls(paths=[], chunk_ids=[], symbols=[])
+        labels.extend(rows)
+        return labels
+
+    def extend(self, rows: Iterable[dict[str, Any]]) -> None:
+        """Take the labels of further rows, in order."""
+        for row in rows:
+            self.paths.append(str(row.get("path", "")))
+            self.chunk_ids.append(str(row.get("chunk_id", "")))
+            self.symbols.append(str(row.get("symbol") or ""))
 
 
 @dataclass

@@ -12,13 +12,16 @@ the bench does. Texts are read once, split into word runs (`word_run_bytes`); be
 
 Files are taken in path order (the whole-file index's document order), each with its rows, so
 chunk rows are counted in row order when the chunk file groups its rows by file in path order,
-as the bench's corpus builder writes them (git lists a tree in that order). A chunk file that
-does not is indexed a row at a time (`ChunkIndex.build`): same result, slower.
+as the bench's corpus builder writes them (git lists a tree in that order): the rows are then
+gone through once, a path's rows at a time, so they need not be held (a release's are read again
+from its chunk file as they come, see `corpus/chunk_file_rows.py`). A chunk file that does not
+group them is indexed a row at a time (`ChunkIndex.build`): same result, slower.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from itertools import groupby
+from typing import Any, Callable, Iterable, Iterator, Protocol
 
 import numpy as np
 
@@ -39,30 +42,49 @@ def _line_range(row: dict[str, Any], lines: list[str]) -> tuple[int, int] | None
     return (start - 1, end) if "\n".join(lines[start - 1 : end]).strip() == text else None
 
 
-def grouped_in_path_order(rows: list[dict[str, Any]]) -> bool:
-    """Whether the rows' paths are strings in ascending order (so each file's rows are together)."""
+def grouped_in_path_order(rows: Iterable[dict[str, Any]]) -> bool:
+    """Whether the rows' paths are strings in ascending order (so each file's rows are together);
+    rows read again from their file (`in_path_order`) say so themselves."""
+    said = getattr(rows, "in_path_order", None)
+    if said is not None:
+        return bool(said)
     paths = [row.get("path") for row in rows]
     return all(isinstance(path, str) for path in paths) and all(a <= b for a, b in zip(paths, paths[1:]))  # type: ignore[operator]
+
+
+class Rows(Protocol):
+    """Chunk rows that can be counted and gone through in order (a list, or rows read again from their file)."""
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[dict[str, Any]]: ...
+
+
+Group = list[tuple[int, dict[str, Any]]]
+"""One path's chunk rows, each with its number in the rows' order."""
+
+
+def _groups(rows: Iterable[dict[str, Any]]) -> Iterator[tuple[str, Group]]:
+    """The rows a path at a time, in their order (each path's rows together), numbered."""
+    for path, group in groupby(enumerate(rows), key=lambda numbered: numbered[1]["path"]):
+        yield path, list(group)
 
 
 class _Build:
     """The state of one build: the vocabularies and the counts."""
 
-    def __init__(self, texts: dict[str, str], rows: list[dict[str, Any]] | None, lexical: bool, batch_tokens: int,
-                 progress: Callable[[int, int | None], None] | None = None, take_texts: bool = False):
+    def __init__(self, texts: dict[str, str], rows: Iterable[dict[str, Any]] | None, row_count: int, lexical: bool, batch_tokens: int,
+                 progress: Callable[[int, int | None], None] | None = None):
         self.texts = texts
         self.progress = progress
-        self.take_texts = take_texts
         self.paths = sorted(texts)
         self.words = TermIds()
         self.bench = TermIds()
         self.to_bench = WordTokens(self.words, self.bench)
         self.files = PairCounts(len(self.paths), batch_tokens) if lexical else None
         self.rows = rows
-        self.chunks = PairCounts(len(rows), batch_tokens, self.to_bench.expand_pairs) if rows is not None else None
-        self.rows_of: dict[str, list[int]] = {}
-        for number, row in enumerate(rows or ()):
-            self.rows_of.setdefault(row["path"], []).append(number)
+        self.chunks = PairCounts(row_count, batch_tokens, self.to_bench.expand_pairs) if rows is not None else None
+        self.labels = RowLabels(paths=[], chunk_ids=[], symbols=[])
 
     def word_ids(self, text: str) -> np.ndarray:
         """The word-run ids of `text`, read a piece at a time so a long text's runs are never all held as strings."""
@@ -99,31 +121,42 @@ class _Build:
             start += len(text_runs)
 
     def run(self) -> None:
-        """Every path, in path order: its file text read once, then its chunk rows in row order."""
+        """Every path, in path order: its file text read once, then its chunk rows in row order
+        (the rows gone through once, a path's at a time, as they come)."""
         doc = 0
-        paths = sorted({*self.texts, *self.rows_of})
-        for number, path in enumerate(paths, start=1):
+        groups = _groups(self.rows) if self.rows is not None else iter(())
+        pending = next(groups, None)
+        total = len(self.paths) if self.rows is None else None
+        position = number = 0
+        while position < len(self.paths) or pending is not None:
+            if pending is not None and (position == len(self.paths) or pending[0] <= self.paths[position]):
+                path, group = pending
+                pending = next(groups, None)
+                position += position < len(self.paths) and self.paths[position] == path
+            else:
+                path, group = self.paths[position], []
+                position += 1
             text = self.texts.get(path)
-            ids, served = self.add_file(doc, path, text) if text is not None else (NO_IDS, {})
+            ids, served = self.add_file(doc, text, group) if text is not None else (NO_IDS, {})
             doc += text is not None
-            if self.chunks is not None and self.rows is not None and path in self.rows_of:
-                self.add_rows(self.rows_of[path], ids, served)
+            if group:
+                self.add_rows(group, ids, served)
+            number += 1
             if self.progress is not None:
-                self.progress(number, len(paths))
+                self.progress(number, total)
 
-    def add_file(self, doc: int, path: str, text: str) -> tuple[np.ndarray, dict[int, tuple[int, int]]]:
+    def add_file(self, doc: int, text: str, group: Group) -> tuple[np.ndarray, dict[int, tuple[int, int]]]:
         """Read one file once and count it for the whole-file indexes; its ids, and the slices of
-        them that serve its chunk rows (row number -> start, end)."""
-        rows = self.rows
+        them that serve its chunk rows (`group`: row number -> start, end)."""
         ranges: dict[int, tuple[int, int]] = {}
         lines: list[str] = []
-        if rows is not None and self.chunks is not None:
-            for number in self.rows_of.get(path, ()):
-                if rows[number].get("kind") == "file":
+        if self.chunks is not None:
+            for number, row in group:
+                if row.get("kind") == "file":
                     continue
                 if not lines:
                     lines = text.split("\n")
-                found = _line_range(rows[number], lines)
+                found = _line_range(row, lines)
                 if found is not None:
                     ranges[number] = found
         if ranges:
@@ -139,31 +172,28 @@ class _Build:
         if self.files is not None:
             self.files.add(doc, ids)
         served = {number: (run_at[first], run_at[end]) for number, (first, end) in ranges.items()}
-        if rows is not None:
-            file_row = next((number for number in self.rows_of.get(path, ()) if rows[number].get("kind") == "file"), None)
-            if file_row is not None and rows[file_row].get("text") == text:
-                served[file_row] = (0, len(ids))
+        file_row = next((numbered for numbered in group if numbered[1].get("kind") == "file"), None)
+        if file_row is not None and file_row[1].get("text") == text:
+            served[file_row[0]] = (0, len(ids))
         return ids, served
 
-    def add_rows(self, numbers: list[int], ids: np.ndarray, served: dict[int, tuple[int, int]]) -> None:
+    def add_rows(self, group: Group, ids: np.ndarray, served: dict[int, tuple[int, int]]) -> None:
         """Count one path's chunk rows in row order: slices of the file's ids where they serve, the
-        others read whole; heads (path, symbol, kind) and those texts read together."""
-        assert self.rows is not None and self.chunks is not None
-        rows = self.rows
-        heads = [chunk_parts(rows[number], with_text=False) for number in numbers]
+        others read whole; heads (path, symbol, kind) and those texts read together. What the
+        chunk index keeps of each row (its labels) is taken here, so the rows need not be kept."""
+        assert self.chunks is not None
+        heads = [chunk_parts(row, with_text=False) for _, row in group]
         distinct_parts = list(dict.fromkeys(part for parts in heads for part in parts))  # its path, kinds, symbols
-        whole = [number for number in numbers if number not in served]
-        texts = [str(text) if (text := rows[number].get("text")) else "" for number in whole]
+        whole = [number for number, _ in group if number not in served]
+        texts = [str(text) if (text := row.get("text")) else "" for number, row in group if number not in served]
         found = self.split_word_ids(distinct_parts + texts)  # one id lookup for the file's rows
         parts_ids = dict(zip(distinct_parts, found))
         read = dict(zip(whole, found[len(distinct_parts) :]))
-        for number, parts in zip(numbers, heads):
+        for (number, _), parts in zip(group, heads):
             start_end = served.get(number)
             self.chunks.add(number, *[parts_ids[part] for part in parts],
                             ids[start_end[0] : start_end[1]] if start_end is not None else read[number])
-        if self.take_texts:  # counted: the caller frees the rows after the read, so their texts can go now
-            for number in numbers:
-                rows[number].pop("text", None)
+        self.labels.extend(row for _, row in group)
 
 
 class OneReadBuild:
@@ -171,15 +201,15 @@ class OneReadBuild:
     every text once and keeps only counts (and what the chunk index keeps of each row);
     `finish` lays the postings out."""
 
-    def __init__(self, texts: dict[str, str], rows: list[dict[str, Any]] | None, lexical: bool, batch_tokens: int = BATCH_TOKENS,
-                 progress: Callable[[int, int | None], None] | None = None, take_texts: bool = False):
-        """`progress` hears each path read, over the number of paths. With `take_texts` (for a
-        caller that frees the rows once `read` returns) each row's `text` is removed from the row as
-        soon as it is counted: the texts of a large release's symbol rows, tens of MB, are then
-        freed during the read, and their memory serves the rest of the build."""
+    def __init__(self, texts: dict[str, str], rows: Rows | None, lexical: bool, batch_tokens: int = BATCH_TOKENS,
+                 progress: Callable[[int, int | None], None] | None = None):
+        """`rows` are gone through once, in order, when each file's rows are together in path order
+        (a list, or rows read again from their file as they come); else they are indexed a row at a
+        time. `progress` hears each path read (over the number of paths when it is known)."""
         ungrouped = rows is not None and not grouped_in_path_order(rows)
         self._rows_apart = rows if ungrouped else None
-        self._build: _Build | None = _Build(texts, None if ungrouped else rows, lexical, batch_tokens, progress, take_texts)
+        grouped = None if ungrouped else rows
+        self._build: _Build | None = _Build(texts, grouped, len(grouped) if grouped is not None else 0, lexical, batch_tokens, progress)
         self.labels: RowLabels | None = None
         self._chunks_apart: ChunkIndex | None = None
         self.path_counts = PairCounts(len(self._build.paths), batch_tokens)
@@ -188,12 +218,11 @@ class OneReadBuild:
         build = self._build
         assert build is not None
         if self._rows_apart is not None:  # rows not grouped by file in path order: a row at a time
-            self._chunks_apart, self._rows_apart = ChunkIndex.build(self._rows_apart), None
+            self._chunks_apart, self._rows_apart = ChunkIndex.build(list(self._rows_apart)), None
         build.run()
         if build.rows is not None:
-            self.labels = RowLabels.of(build.rows)
+            self.labels = build.labels
         build.rows = None  # the counts and labels are all that is needed of them now
-        build.rows_of = {}
         if build.files is not None:
             for doc, path in enumerate(build.paths):
                 self.path_counts.add(doc, build.word_ids(path))
@@ -223,7 +252,7 @@ class OneReadBuild:
         return lexical_index, chunk_index if chunk_index is not None else self._chunks_apart
 
 
-def build_indexes(texts: dict[str, str], rows: list[dict[str, Any]] | None, lexical: bool,
+def build_indexes(texts: dict[str, str], rows: Rows | None, lexical: bool,
                   batch_tokens: int = BATCH_TOKENS) -> tuple[LexicalIndex | None, ChunkIndex | None]:
     """The `LexicalIndex` of the text files (when `lexical`) and the `ChunkIndex` of `rows` (when
     given), each text read once for both. `batch_tokens` changes memory, never the result."""

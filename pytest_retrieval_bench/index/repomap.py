@@ -27,7 +27,7 @@ from pytest_retrieval_bench.index.path_kinds import file_kind
 from pytest_retrieval_bench.index.postings import Postings
 from pytest_retrieval_bench.index.repomap_edges import EdgeCalls, source_test_keys, source_test_pairs
 from pytest_retrieval_bench.index.repomap_imports import import_pairs, import_specs, resolve_import
-from pytest_retrieval_bench.index.repomap_nodes import GENERIC_SYMBOLS, SymbolTable, informative_key, read_nodes
+from pytest_retrieval_bench.index.repomap_nodes import GENERIC_SYMBOLS, NodeReader, SymbolTable, informative_key, read_nodes
 from pytest_retrieval_bench.index.repomap_symbols import expand_ragged, symbol_pairs
 from pytest_retrieval_bench.index.term_ids import TermIds
 from pytest_retrieval_bench.index.tokens import word_run_bytes
@@ -168,10 +168,11 @@ def _node_batches(node_of: np.ndarray, token_of: np.ndarray, classes: np.ndarray
 # -- the index ---------------------------------------------------------------------------------
 
 
-def build_repomap(rows: Iterable[dict[str, Any]], progress: Callable[[int, int | None], None] | None = None) -> RepoMapIndex:
-    """The map of a snapshot's chunk rows (or of `file_chunks(...)` for a tree); `progress`
-    hears each file's tokens counted, the file graph's edges come after."""
-    paths, texts, table = read_nodes(rows)
+def build_repomap(rows: Iterable[dict[str, Any]] | NodeReader, progress: Callable[[int, int | None], None] | None = None) -> RepoMapIndex:
+    """The map of a snapshot's chunk rows (or of `file_chunks(...)` for a tree), or of the nodes
+    a read took from them as it went; `progress` hears each file's tokens counted, the file
+    graph's edges come after."""
+    paths, texts, table = rows.nodes() if isinstance(rows, NodeReader) else read_nodes(rows)
     node_of, token_of, classes, bench = _node_tokens(paths, texts, table, progress)
     postings, distinct = postings_of_batches(_node_batches(node_of, token_of, classes), len(paths), bench)
     kind_names = [file_kind(path) for path in paths]

@@ -66,29 +66,45 @@ class SymbolTable:
         return (counts > 1) | long_single
 
 
-def read_nodes(rows: Iterable[dict[str, Any]]) -> tuple[list[str], list[str], SymbolTable]:
-    """(paths in row order, the text of each one's first non-empty file row, their symbols)."""
-    positions: dict[str, int] = {}
-    texts: list[str] = []
-    owners: list[int] = []
-    symbols: list[str] = []
-    for row in rows:
+class NodeReader:
+    """The map's nodes, taken a row at a time (a chunk file's read can take them as it goes, so the
+    map needs no second pass over the rows): one node per distinct path in row order, the text of
+    its first non-empty file row, and the (node, symbol) of each row with a symbol."""
+
+    def __init__(self) -> None:
+        self.positions: dict[str, int] = {}
+        self.texts: list[str] = []
+        self.owners: list[int] = []
+        self.symbols: list[str] = []
+
+    def add(self, row: dict[str, Any]) -> None:
         path = str(row.get("path") or "")
         if not path:
-            continue
-        position = positions.get(path)
+            return
+        position = self.positions.get(path)
         if position is None:
-            position = positions[path] = len(texts)
-            texts.append("")
-        if not texts[position] and row.get("kind") == "file":
-            texts[position] = str(row.get("text") or "")
+            position = self.positions[path] = len(self.texts)
+            self.texts.append("")
+        if not self.texts[position] and row.get("kind") == "file":
+            self.texts[position] = str(row.get("text") or "")
         symbol = row.get("symbol")
         if symbol:
             symbol = str(symbol).strip()
             if symbol:
-                owners.append(position)
-                symbols.append(symbol)
-    return list(positions), texts, _table(owners, symbols)
+                self.owners.append(position)
+                self.symbols.append(symbol)
+
+    def nodes(self) -> tuple[list[str], list[str], SymbolTable]:
+        """(paths in row order, the text of each one's first non-empty file row, their symbols)."""
+        return list(self.positions), self.texts, _table(self.owners, self.symbols)
+
+
+def read_nodes(rows: Iterable[dict[str, Any]]) -> tuple[list[str], list[str], SymbolTable]:
+    """`NodeReader.nodes` of the rows."""
+    reader = NodeReader()
+    for row in rows:
+        reader.add(row)
+    return reader.nodes()
 
 
 def _table(owners: list[int], symbols: list[str]) -> SymbolTable:
