@@ -12,6 +12,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterable, Iterator
 
+from pytest_retrieval_bench.corpus.chunk_file_rows import ChunkFileRows
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.progress import Counted, SetupCounts
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
@@ -215,7 +216,10 @@ class SnapshotStore:
         when the cache turns out to lack an index)."""
         if snapshot.chunk_rows is not None:
             return snapshot.chunk_rows
-        return self.resolver.load(snapshot.repo, snapshot.commit, whole=True).chunk_rows or []
+        rows = self.resolver.load(snapshot.repo, snapshot.commit, whole=True).chunk_rows or []
+        if isinstance(rows, ChunkFileRows):  # it holds nothing: kept, so a further pass needs no further full read
+            snapshot.chunk_rows, snapshot.rows_dropped = rows, False
+        return rows
 
     def _event(self, snapshot: Snapshot, kind: str, source: str, started: float) -> None:
         self.events.append({"snapshot": snapshot.key, "kind": kind, "source": source, "files": len(snapshot.texts),
