@@ -176,7 +176,7 @@ def measure_snapshot(repo: str, commit: str, chunk_file: Path, samples: list[dic
                      cache: IndexCache, ours: Figures, theirs: Figures, build_repeat: int = 1) -> tuple[int, int, int]:
     """Print one snapshot's figures; returns (identical rankings, identical first TOP, queries compared)."""
     snapshot = read_chunk_file(chunk_file, repo, commit)
-    rows = snapshot.chunk_rows or []
+    rows = list(snapshot.chunk_rows or [])  # the same parsed rows for both builds, held (a read no longer holds them)
     digest = snapshot.content_digest()
     requests = [make_request(sample) for sample in samples]
 
