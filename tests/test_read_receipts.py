@@ -285,6 +285,10 @@ def test_a_cold_set_up_goes_through_a_release_s_rows_once_after_its_read(tmp_pat
     assert read_chunk_file(path, REPO, COMMIT).map_nodes is not None
     other = SnapshotStore(SnapshotResolver(corpus_dirs=[corpus]), PrivateCopies(tmp_path / "copies-b", owned_root=None), None)
     assert other.open(REPO, COMMIT, ["chunks"]).map_nodes is None, "no arm reads the map: the nodes go"
+    passes.clear()  # a receipt's read meeting an empty cache: one full read again gives the nodes, one pass the chunk index
+    again = SnapshotStore(SnapshotResolver(corpus_dirs=[corpus], receipts=receipts), PrivateCopies(tmp_path / "copies-c", owned_root=None),
+                          IndexCache(tmp_path / "cache-c")).open(REPO, COMMIT, ["repomap", "chunks"])
+    assert len(passes) == 1 and cache_encode("k", again.repomap_index()) == cache_encode("k", expected)
 
 
 @pytest.mark.parametrize("change", ["rewritten", "row added"])
@@ -383,7 +387,7 @@ def test_the_cycle_collector_is_paused_for_a_read_and_build_then_as_it_was(tmp_p
                                                                         enabled_before: bool) -> None:
     import gc
 
-    
+
     corpus = tmp_path / "corpus"
     write_chunk_file(corpus, release_rows())
     seen: list[bool] = []

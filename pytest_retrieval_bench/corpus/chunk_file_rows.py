@@ -12,26 +12,32 @@ so is one that does not give the number of rows counted then.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Collection, Iterator, Mapping
 
 import orjson
 
 from pytest_retrieval_bench.corpus.read_receipts import identity
-from pytest_retrieval_bench.errors import SnapshotError
+from pytest_retrieval_bench.errors import InputError, SnapshotError
 from pytest_retrieval_bench.samples.reader import iter_numbered_lines
 
 
 class ChunkFileRows:
     """The rows of the chunk file `path`, `count` of them, in the file's order, as dicts; paths
     are the strings of `shared` (a row's path is one of the snapshot's, so a kept label costs no
-    new string). `in_path_order`: the rows' paths ascend (each file's rows are together)."""
+    new string). `in_path_order`: the rows' paths ascend (each file's rows are together). `read_as`:
+    the file's identity (`read_receipts.identity`) taken before the read that counted the rows."""
 
-    def __init__(self, path: Path, count: int, in_path_order: bool, shared: Mapping[str, str]):
-        self.path = path
+    def __init__(self, path: Path, count: int, in_path_order: bool, shared: Mapping[str, str], read_as: str | None):
+        self.path = path.absolute()  # a later pass finds the same file whatever the working directory is then
         self.count = count
         self.in_path_order = in_path_order
         self._shared = shared
-        self._identity = identity(path)
+        self._identity = read_as
+
+    @property
+    def row_paths(self) -> Collection[str]:
+        """Every path a row has, each once."""
+        return self._shared.keys()
 
     def __len__(self) -> int:
         return self.count
@@ -39,14 +45,18 @@ class ChunkFileRows:
     def __iter__(self) -> Iterator[dict[str, Any]]:
         self._check_unchanged()
         shared = self._shared
-        found = 0
-        for _, line in iter_numbered_lines(self.path):
-            if line.isspace():
-                continue
-            row = orjson.loads(line)
-            row["path"] = shared.get(row["path"], row["path"])
-            found += 1
-            yield row
+        found = number = 0
+        try:
+            for number, line in iter_numbered_lines(self.path):
+                if line.isspace():
+                    continue
+                row = orjson.loads(line)
+                row["path"] = shared.get(row["path"], row["path"])
+                found += 1
+                yield row
+        except (orjson.JSONDecodeError, KeyError, TypeError, InputError) as error:  # the file changed under the pass
+            self._check_unchanged()
+            raise SnapshotError(f"corpus error: {self.path}:{number}: not the row read before ({error})") from error
         self._check_unchanged()
         if found != self.count:
             raise SnapshotError(f"corpus error: {self.path} now has {found} rows, {self.count} when it was read")
@@ -57,8 +67,10 @@ class ChunkFileRows:
             raise SnapshotError(f"corpus error: {self.path} changed after it was read (its indexes would not be of the rows read); run again")
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, (ChunkFileRows, list)):
-            return list(self) == list(other)
+        if isinstance(other, ChunkFileRows):  # the same rows when they are of the same read of the same file
+            return (self.path, self._identity, self.count) == (other.path, other._identity, other.count) or list(self) == list(other)
+        if isinstance(other, list):
+            return list(self) == other
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]

@@ -100,7 +100,8 @@ def read_chunk_file(path: Path, repo: str, commit: str, receipts: ReadReceipts |
     before (the same bytes: its sha256 is the receipt's) is read for its file rows only, and a
     full read leaves a receipt.
     """
-    key = identity(path) if receipts is not None else None
+    before = identity(path)  # the file the rows are of: a later pass over them refuses any other
+    key = before if receipts is not None else None
     try:
         if receipts is not None and key is not None:
             receipt = receipts.load(key)
@@ -144,7 +145,7 @@ def read_chunk_file(path: Path, repo: str, commit: str, receipts: ReadReceipts |
     except InputError as error:
         raise SnapshotError(f"corpus error: {error}") from error
     # the rows are not kept: each build that needs them reads them again, a row at a time
-    rows = ChunkFileRows(path, count, in_path_order, tree.checked)
+    rows = ChunkFileRows(path, count, in_path_order, tree.checked, before)
     snapshot = Snapshot(repo=repo, commit=commit, origin=str(path), texts=tree.texts, other_paths=tuple(sorted(tree.others)),
                         chunk_rows=rows, row_count=count, _row_hashes=row_hashes, map_nodes=nodes)
     if receipts is not None and key is not None:

@@ -187,7 +187,10 @@ class SnapshotStore:
         if kind == "lexical":  # a tree's (or a release's not built with its rows): a document at a time, lean on memory
             index: LexicalIndex | ChunkIndex | RepoMapIndex = LexicalIndex.build(snapshot.text_files(), self._building())
         elif kind == "repomap":
-            source = nodes if nodes is not None else self._rows(snapshot) if snapshot.has_rows else file_chunks(snapshot.text_files())
+            source: Any = nodes if nodes is not None else file_chunks(snapshot.text_files()) if not snapshot.has_rows else None
+            if source is None:  # a receipt's read took no nodes: reading the rows again in full takes them
+                rows = self._rows(snapshot)
+                source, snapshot.map_nodes = (snapshot.map_nodes or rows), None
             index = build_repomap(source, self._building())
         else:
             index = build_indexes(snapshot.texts, self._rows(snapshot), False)[1]  # type: ignore[assignment]
@@ -216,9 +219,12 @@ class SnapshotStore:
         when the cache turns out to lack an index)."""
         if snapshot.chunk_rows is not None:
             return snapshot.chunk_rows
-        rows = self.resolver.load(snapshot.repo, snapshot.commit, whole=True).chunk_rows or []
+        loaded = self.resolver.load(snapshot.repo, snapshot.commit, whole=True)
+        rows = loaded.chunk_rows or []
         if isinstance(rows, ChunkFileRows):  # it holds nothing: kept, so a further pass needs no further full read
             snapshot.chunk_rows, snapshot.rows_dropped = rows, False
+            if snapshot._repomap is None:  # and the nodes that read took, for a map still to be built
+                snapshot.map_nodes = loaded.map_nodes
         return rows
 
     def _event(self, snapshot: Snapshot, kind: str, source: str, started: float) -> None:

@@ -70,6 +70,17 @@ def _groups(rows: Iterable[dict[str, Any]]) -> Iterator[tuple[str, Group]]:
         yield path, list(group)
 
 
+def _path_count(texts: dict[str, str], rows: Rows | None) -> int | None:
+    """How many paths a build goes through (text files and row paths together), when it is known
+    without a pass over the rows: rows held in a list, or rows that know their paths."""
+    if rows is None:
+        return len(texts)
+    row_paths = getattr(rows, "row_paths", None)
+    if row_paths is None and isinstance(rows, list):
+        row_paths = {row["path"] for row in rows}
+    return len(texts.keys() | row_paths) if row_paths is not None else None
+
+
 class _Build:
     """The state of one build: the vocabularies and the counts."""
 
@@ -85,6 +96,7 @@ class _Build:
         self.rows = rows
         self.chunks = PairCounts(row_count, batch_tokens, self.to_bench.expand_pairs) if rows is not None else None
         self.labels = RowLabels(paths=[], chunk_ids=[], symbols=[])
+        self.total: int | None = len(self.paths)  # paths to go through, when known
 
     def word_ids(self, text: str) -> np.ndarray:
         """The word-run ids of `text`, read a piece at a time so a long text's runs are never all held as strings."""
@@ -126,7 +138,7 @@ class _Build:
         doc = 0
         groups = _groups(self.rows) if self.rows is not None else iter(())
         pending = next(groups, None)
-        total = len(self.paths) if self.rows is None else None
+        total = self.total
         position = number = 0
         while position < len(self.paths) or pending is not None:
             if pending is not None and (position == len(self.paths) or pending[0] <= self.paths[position]):
@@ -210,6 +222,7 @@ class OneReadBuild:
         self._rows_apart = rows if ungrouped else None
         grouped = None if ungrouped else rows
         self._build: _Build | None = _Build(texts, grouped, len(grouped) if grouped is not None else 0, lexical, batch_tokens, progress)
+        self._build.total = _path_count(texts, grouped)
         self.labels: RowLabels | None = None
         self._chunks_apart: ChunkIndex | None = None
         self.path_counts = PairCounts(len(self._build.paths), batch_tokens)
