@@ -21,6 +21,7 @@ from pytest_retrieval_bench.errors import SnapshotError
 from pytest_retrieval_bench.index.chunk_index import ChunkIndex, file_chunks
 from pytest_retrieval_bench.index.postings import LexicalIndex
 from pytest_retrieval_bench.index.repomap import RepoMapIndex, build_repomap
+from pytest_retrieval_bench.index.repomap_nodes import NodeReader
 from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.index.release_build import OneReadBuild, build_indexes
 
@@ -187,11 +188,7 @@ class SnapshotStore:
         if kind == "lexical":  # a tree's (or a release's not built with its rows): a document at a time, lean on memory
             index: LexicalIndex | ChunkIndex | RepoMapIndex = LexicalIndex.build(snapshot.text_files(), self._building())
         elif kind == "repomap":
-            source: Any = nodes if nodes is not None else file_chunks(snapshot.text_files()) if not snapshot.has_rows else None
-            if source is None:  # a receipt's read took no nodes: reading the rows again in full takes them
-                rows = self._rows(snapshot)
-                source, snapshot.map_nodes = (snapshot.map_nodes or rows), None
-            index = build_repomap(source, self._building())
+            index = build_repomap(self._map_source(snapshot, nodes), self._building())
         else:
             index = build_indexes(snapshot.texts, self._rows(snapshot), False)[1]  # type: ignore[assignment]
         return self._built(snapshot, kind, index, started)
@@ -219,13 +216,28 @@ class SnapshotStore:
         when the cache turns out to lack an index)."""
         if snapshot.chunk_rows is not None:
             return snapshot.chunk_rows
+        return self._read_again(snapshot).chunk_rows or []
+
+    def _read_again(self, snapshot: Snapshot) -> Snapshot:
+        """The snapshot read again in full; its rows, read again from the file at each pass, hold
+        nothing, so they are kept on the snapshot and a further pass needs no further full read."""
         loaded = self.resolver.load(snapshot.repo, snapshot.commit, whole=True)
-        rows = loaded.chunk_rows or []
-        if isinstance(rows, ChunkFileRows):  # it holds nothing: kept, so a further pass needs no further full read
-            snapshot.chunk_rows, snapshot.rows_dropped = rows, False
-            if snapshot._repomap is None:  # and the nodes that read took, for a map still to be built
-                snapshot.map_nodes = loaded.map_nodes
-        return rows
+        if isinstance(loaded.chunk_rows, ChunkFileRows):
+            snapshot.chunk_rows, snapshot.rows_dropped = loaded.chunk_rows, False
+        return loaded
+
+    def _map_source(self, snapshot: Snapshot, nodes: NodeReader | None) -> NodeReader | Iterable[dict[str, Any]]:
+        """What the map is built from: the nodes the read took, else a tree's file chunks, else the
+        rows; after a receipt's read (no rows, no nodes) the full read again takes the nodes too."""
+        if nodes is not None:
+            return nodes
+        if not snapshot.has_rows:
+            return file_chunks(snapshot.text_files())
+        if snapshot.chunk_rows is None:
+            loaded = self._read_again(snapshot)
+            if loaded.map_nodes is not None:
+                return loaded.map_nodes
+        return self._rows(snapshot)
 
     def _event(self, snapshot: Snapshot, kind: str, source: str, started: float) -> None:
         self.events.append({"snapshot": snapshot.key, "kind": kind, "source": source, "files": len(snapshot.texts),

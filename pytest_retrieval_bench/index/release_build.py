@@ -84,7 +84,7 @@ def _path_count(texts: dict[str, str], rows: Rows | None) -> int | None:
 class _Build:
     """The state of one build: the vocabularies and the counts."""
 
-    def __init__(self, texts: dict[str, str], rows: Iterable[dict[str, Any]] | None, row_count: int, lexical: bool, batch_tokens: int,
+    def __init__(self, texts: dict[str, str], rows: Rows | None, lexical: bool, batch_tokens: int,
                  progress: Callable[[int, int | None], None] | None = None):
         self.texts = texts
         self.progress = progress
@@ -94,9 +94,9 @@ class _Build:
         self.to_bench = WordTokens(self.words, self.bench)
         self.files = PairCounts(len(self.paths), batch_tokens) if lexical else None
         self.rows = rows
-        self.chunks = PairCounts(row_count, batch_tokens, self.to_bench.expand_pairs) if rows is not None else None
+        self.chunks = PairCounts(len(rows), batch_tokens, self.to_bench.expand_pairs) if rows is not None else None
         self.labels = RowLabels(paths=[], chunk_ids=[], symbols=[])
-        self.total: int | None = len(self.paths)  # paths to go through, when known
+        self.total = _path_count(texts, rows)  # paths to go through, when known
 
     def word_ids(self, text: str) -> np.ndarray:
         """The word-run ids of `text`, read a piece at a time so a long text's runs are never all held as strings."""
@@ -138,7 +138,6 @@ class _Build:
         doc = 0
         groups = _groups(self.rows) if self.rows is not None else iter(())
         pending = next(groups, None)
-        total = self.total
         position = number = 0
         while position < len(self.paths) or pending is not None:
             if pending is not None and (position == len(self.paths) or pending[0] <= self.paths[position]):
@@ -155,7 +154,7 @@ class _Build:
                 self.add_rows(group, ids, served)
             number += 1
             if self.progress is not None:
-                self.progress(number, total)
+                self.progress(number, self.total)
 
     def add_file(self, doc: int, text: str, group: Group) -> tuple[np.ndarray, dict[int, tuple[int, int]]]:
         """Read one file once and count it for the whole-file indexes; its ids, and the slices of
@@ -220,9 +219,7 @@ class OneReadBuild:
         time. `progress` hears each path read (over the number of paths when it is known)."""
         ungrouped = rows is not None and not grouped_in_path_order(rows)
         self._rows_apart = rows if ungrouped else None
-        grouped = None if ungrouped else rows
-        self._build: _Build | None = _Build(texts, grouped, len(grouped) if grouped is not None else 0, lexical, batch_tokens, progress)
-        self._build.total = _path_count(texts, grouped)
+        self._build: _Build | None = _Build(texts, None if ungrouped else rows, lexical, batch_tokens, progress)
         self.labels: RowLabels | None = None
         self._chunks_apart: ChunkIndex | None = None
         self.path_counts = PairCounts(len(self._build.paths), batch_tokens)
