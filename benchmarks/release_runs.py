@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pytest_retrieval_bench.corpus.chunks import find_chunk_file, repo_slug
-from pytest_retrieval_bench.samples.reader import iter_sample_lines, open_zstd
+from pytest_retrieval_bench.files.jsonl import iter_sample_lines, open_zstd
 MB = 1_000_000
 TOP = 20
 EVALUATOR_RANKERS = {"lexical": "arb-lexical", "bm25": "arb-bm25"}  # the bench's ranker -> the plugin arm that reimplements it

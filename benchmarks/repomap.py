@@ -67,7 +67,7 @@ from pytest_retrieval_bench.corpus.chunks import find_chunk_file, read_chunk_fil
 from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.index.repomap import build_repomap
 from pytest_retrieval_bench.samples.arb import query_text_for_eval, shown_given_files, target_gold_files
-from pytest_retrieval_bench.samples.reader import iter_sample_lines
+from pytest_retrieval_bench.files.jsonl import iter_sample_lines
 
 MB = 1_000_000
 TOP = 20

@@ -37,7 +37,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from pytest_retrieval_bench.corpus.remove_tree import remove_tree
+from pytest_retrieval_bench.files.remove_tree import remove_tree
 
 SIGNALS = (signal.SIGTERM,)
 _HELD = {signal.SIGTERM, signal.SIGINT}

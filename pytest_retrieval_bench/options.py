@@ -142,29 +142,6 @@ class Settings:
         return replace(self, samples=samples)
 
 
-def refuse_destructive_outputs(settings: Settings) -> None:
-    """A usage error before anything runs when an output would overwrite an input or another output."""
-    from pytest_retrieval_bench.bench.outputs import check_outputs
-    from pytest_retrieval_bench.errors import BenchError
-    from pytest_retrieval_bench.report.registration import sidecar_path
-
-    report = settings.report
-    sidecar = sidecar_path(report) if report and not settings.summarize and settings.registration is None else None
-    outputs = [("--bench-report", report), ("the registration sidecar of --bench-report", sidecar), ("--bench-registration", settings.registration),
-               ("--bench-markdown", settings.markdown), ("--bench-html", settings.html), ("--bench-capture", settings.capture),
-               ("--bench-baseline (with --bench-update-baseline)", settings.baseline if settings.update_baseline else None)]
-    inputs = [*(("--bench-samples", path) for path in settings.samples), *(("--bench-summarize", path) for path in settings.summarize)]
-    if settings.baseline is not None and not settings.update_baseline:
-        inputs.append(("--bench-baseline", settings.baseline))
-    if settings.fold_map_path is not None:
-        inputs.append(("--bench-fold-map", settings.fold_map_path))
-    directories = [*(("--bench-corpus", path) for path in settings.corpus), *(("--bench-snapshot", path) for path in settings.snapshots.values())]
-    try:
-        check_outputs([(label, path) for label, path in outputs if path is not None], inputs, directories)
-    except BenchError as error:
-        raise pytest.UsageError(str(error)) from None
-
-
 SAMPLES_SUFFIXES = (".jsonl", ".jsonl.zst", ".tar.zst", ".parquet")
 
 

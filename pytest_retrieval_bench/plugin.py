@@ -17,7 +17,7 @@ import pytest
 from pytest_retrieval_bench import dist_mode, hookspecs, leftovers, progress
 from pytest_retrieval_bench.bench.ini_samples import note_ini_samples_not_applied
 from pytest_retrieval_bench.fixtures import SESSION_KEY, bench_request, bench_samples, bench_session, bench_snapshot, bench_snapshots
-from pytest_retrieval_bench.options import WORKER_DIRS, add_options, path_bases, read_settings, refuse_destructive_outputs, samples_for_run
+from pytest_retrieval_bench.options import WORKER_DIRS, Settings, add_options, path_bases, read_settings, samples_for_run
 
 if TYPE_CHECKING:
     from pytest_retrieval_bench.bench.session import BenchSession
@@ -60,7 +60,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     from pytest_retrieval_bench.bench.summarize_run import summarize_reports
 
     settings = read_settings(config)
-    refuse_destructive_outputs(settings)
+    _refuse_destructive_outputs(settings)
     return summarize_reports(config, settings)
 
 
@@ -83,7 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     settings = settings.with_samples(samples)
     if role != "worker":
-        refuse_destructive_outputs(settings)
+        _refuse_destructive_outputs(settings)
     if role == "local":  # a worker has no terminal; the controller sets no snapshot up
         progress.install(config)
     if role == "worker":
@@ -121,8 +121,19 @@ def pytest_configure(config: pytest.Config) -> None:
                                       "retrieval-bench-xdist")
 
 
+def _refuse_destructive_outputs(settings: Settings) -> None:
+    """A usage error before anything runs when an output would overwrite an input or another output."""
+    from pytest_retrieval_bench.bench.outputs import check_run_outputs
+    from pytest_retrieval_bench.errors import BenchError
+
+    try:
+        check_run_outputs(settings)
+    except BenchError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
 def _remove_base(base: Path) -> None:
-    from pytest_retrieval_bench.corpus.remove_tree import remove_tree
+    from pytest_retrieval_bench.files.remove_tree import remove_tree
 
     remove_tree(base, ignore_errors=True)
     leftovers.forget(base)
@@ -213,8 +224,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if bench_session(item.config) is None:
         return report
     from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
-    from pytest_retrieval_bench.bench.snapshot_failures import show_snapshot_failure_once
     from pytest_retrieval_bench.collect import RECORD_KEY, BenchItem
+    from pytest_retrieval_bench.terminal import show_snapshot_failure_once
 
     if not isinstance(item, BenchItem):
         return report

@@ -32,6 +32,17 @@ class MessageRepr(TerminalRepr):
         tw.line(self.message)
 
 
+def show_snapshot_failure_once(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
+    """A failed set-up's report: when its snapshot is what failed, the one-line message for this item
+    (the item's record keeps the whole reason, taken from the report before this)."""
+    from pytest_retrieval_bench.bench.snapshot_failures import SnapshotUnavailable
+
+    failure = call.excinfo.value if call.excinfo is not None else None
+    if isinstance(failure, SnapshotUnavailable):
+        sample = getattr(item, "sample", None)
+        report.longrepr = MessageRepr(failure.message_for(item.nodeid), str(item.path), sample.line if sample else None)
+
+
 def status_of(record: dict[str, Any], limit: int, what: str = "") -> tuple[str, str, str]:
     """pytest's (category, letter, word) for a passed bench item; HIT and MISS name their k, and
     `what` (the repository and task type) follows the word on a `-v` line.

@@ -19,7 +19,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_retrieval_bench.samples.reader import iter_sample_lines
+from pytest_retrieval_bench.files.jsonl import iter_sample_lines
 from pytest_retrieval_bench.scoring import budgets as budgets_module
 from pytest_retrieval_bench.scoring.budgets import (
     BCY_BUDGETS,

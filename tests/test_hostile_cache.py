@@ -19,7 +19,7 @@ import pytest
 
 from cache_helpers import ARCHIVE, ARMS, CORPUS, GIN_CHUNKS, SAMPLES, build, results, run, warnings_saying
 from pytest_retrieval_bench.index.cache import IndexCache
-from pytest_retrieval_bench.samples.load import file_sha256
+from pytest_retrieval_bench.files.sha256 import file_sha256
 
 
 # -- 1. file digests -----------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from pytest_retrieval_bench.arms.base import Request
 from pytest_retrieval_bench.arms.command import CommandArm, CommandArmSpec
 from pytest_retrieval_bench.arms.corvint import _porcelain
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
-from pytest_retrieval_bench.corpus.remove_tree import remove_tree
+from pytest_retrieval_bench.files.remove_tree import remove_tree
 from pytest_retrieval_bench.errors import ArmError
 
 TESTDATA = Path(__file__).resolve().parent.parent / "testdata"

@@ -30,7 +30,7 @@ from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.index.cache import encode as cache_encode
 from pytest_retrieval_bench.index.repomap import build_repomap
 from pytest_retrieval_bench.index.chunk_index import ChunkIndex
-from pytest_retrieval_bench.samples.load import file_sha256
+from pytest_retrieval_bench.files.sha256 import file_sha256
 
 REPO, COMMIT = "acme/widgets", "c" * 40
 

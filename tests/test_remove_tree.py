@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_retrieval_bench.corpus.remove_tree import MAX_OPEN, allow_writes, remove_tree
+from pytest_retrieval_bench.files.remove_tree import MAX_OPEN, allow_writes, remove_tree
 from pytest_retrieval_bench.corpus.snapshot import MAX_PATH_DEPTH, check_relative_path
 
 RELEASE = Path(__file__).resolve().parent.parent / "testdata" / "release"

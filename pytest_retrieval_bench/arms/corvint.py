@@ -19,7 +19,7 @@ from pytest_retrieval_bench.arms.command import (NO_CHANGED_FILE, ExecutableIden
 from pytest_retrieval_bench.arms.capture import CaptureWriter
 from pytest_retrieval_bench.arms.snapshot_latency import Observation, SnapshotLatencySpec
 from pytest_retrieval_bench.corpus.own_programs import git_command, neutral_directory
-from pytest_retrieval_bench.corpus.remove_tree import remove_tree
+from pytest_retrieval_bench.files.remove_tree import remove_tree
 from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.errors import ArmError
 

@@ -33,8 +33,8 @@ import orjson
 
 from pytest_retrieval_bench.arms.base import Answer, Request
 from pytest_retrieval_bench.arms.program_call import problem_of, run_program, substitute
-from pytest_retrieval_bench.corpus.remove_tree import remove_tree
 from pytest_retrieval_bench.errors import ArmError
+from pytest_retrieval_bench.files.remove_tree import remove_tree
 
 HIT, MISS = "hit", "miss"
 OBSERVED_HIT, OBSERVED_MISS = "OBSERVED_HIT", "OBSERVED_MISS"

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import orjson
 
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.report.registration import SIDECAR_SUFFIX
+from pytest_retrieval_bench.report.registration import SIDECAR_SUFFIX, sidecar_path
+
+if TYPE_CHECKING:
+    from pytest_retrieval_bench.options import Settings
 
 Place = tuple[str, Path]
 """(what the path is, in the user's words: an option name, `the registration sidecar`), path."""
@@ -90,3 +93,20 @@ def report_destination(path: Path, report: dict[str, Any]) -> tuple[Path, str | 
         return path, None
     beside = partial_beside(path)
     return beside, f"a partial run does not replace the complete report {path}: this run's report is {beside}"
+
+
+def check_run_outputs(settings: "Settings") -> None:
+    """`check_outputs` of a plugin run's outputs against its inputs and the directories it reads
+    snapshots from: a BenchError before anything runs when one would overwrite what it must not."""
+    report = settings.report
+    sidecar = sidecar_path(report) if report and not settings.summarize and settings.registration is None else None
+    outputs = [("--bench-report", report), ("the registration sidecar of --bench-report", sidecar), ("--bench-registration", settings.registration),
+               ("--bench-markdown", settings.markdown), ("--bench-html", settings.html), ("--bench-capture", settings.capture),
+               ("--bench-baseline (with --bench-update-baseline)", settings.baseline if settings.update_baseline else None)]
+    inputs = [*(("--bench-samples", path) for path in settings.samples), *(("--bench-summarize", path) for path in settings.summarize)]
+    if settings.baseline is not None and not settings.update_baseline:
+        inputs.append(("--bench-baseline", settings.baseline))
+    if settings.fold_map_path is not None:
+        inputs.append(("--bench-fold-map", settings.fold_map_path))
+    directories = [*(("--bench-corpus", path) for path in settings.corpus), *(("--bench-snapshot", path) for path in settings.snapshots.values())]
+    check_outputs([(label, path) for label, path in outputs if path is not None], inputs, directories)

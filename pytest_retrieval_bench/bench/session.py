@@ -48,8 +48,8 @@ from pytest_retrieval_bench.bench.run import failed_record, make_request, run_it
 from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
 from pytest_retrieval_bench.bench.unknown_arms import unknown_arm_message
 from pytest_retrieval_bench.samples import LoadedSamples, Sample
-from pytest_retrieval_bench.samples.load import file_sha256
-from pytest_retrieval_bench.samples.reader import is_release_archive
+from pytest_retrieval_bench.files.jsonl import is_release_archive
+from pytest_retrieval_bench.files.sha256 import file_sha256
 from pytest_retrieval_bench.shard import partition, partition_digest
 
 

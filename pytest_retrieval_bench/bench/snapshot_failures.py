@@ -2,7 +2,8 @@
 
 pytest keeps a session-scoped fixture's exception and raises it again for every later item of the
 same parameter, so one missing snapshot used to print its (long) reason once per sample. The first
-item of the snapshot in a process shows the reason; the others name the snapshot and that item.
+item of the snapshot in a process shows the reason; the others name the snapshot and that item
+(`terminal.show_snapshot_failure_once` puts the message on the report).
 """
 
 from __future__ import annotations
@@ -25,14 +26,3 @@ class SnapshotUnavailable(pytest.fail.Exception):  # type: ignore[misc,name-defi
         if nodeid == self.first_item:
             return str(self.msg)
         return f"snapshot {self.key} could not be set up; the reason is given once, at {self.first_item}"
-
-
-def show_snapshot_failure_once(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
-    """A failed set-up's report: when its snapshot is what failed, the one-line message for this item
-    (the item's record keeps the whole reason, taken from the report before this)."""
-    from pytest_retrieval_bench.terminal import MessageRepr
-
-    failure = call.excinfo.value if call.excinfo is not None else None
-    if isinstance(failure, SnapshotUnavailable):
-        sample = getattr(item, "sample", None)
-        report.longrepr = MessageRepr(failure.message_for(item.nodeid), str(item.path), sample.line if sample else None)

@@ -18,7 +18,7 @@ import orjson
 
 from pytest_retrieval_bench.corpus.read_receipts import identity
 from pytest_retrieval_bench.errors import InputError, SnapshotError
-from pytest_retrieval_bench.samples.reader import iter_numbered_lines
+from pytest_retrieval_bench.files.jsonl import iter_numbered_lines
 
 
 class ChunkFileRows:

@@ -18,8 +18,8 @@ from pytest_retrieval_bench.corpus.progress import Counted
 from pytest_retrieval_bench.corpus.read_receipts import Receipt, ReadReceipts, identity
 from pytest_retrieval_bench.corpus.snapshot import Snapshot, check_relative_path, is_text, row_hash
 from pytest_retrieval_bench.errors import InputError, SnapshotError
+from pytest_retrieval_bench.files.jsonl import iter_numbered_lines, iter_sample_lines, open_zstd
 from pytest_retrieval_bench.index.repomap_nodes import NodeReader
-from pytest_retrieval_bench.samples.reader import iter_numbered_lines, iter_sample_lines, open_zstd
 
 
 def repo_slug(repo: str) -> str:

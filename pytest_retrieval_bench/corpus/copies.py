@@ -20,9 +20,9 @@ from pathlib import Path
 from pytest_retrieval_bench import leftovers
 from pytest_retrieval_bench.corpus.copy_files import check_copy
 from pytest_retrieval_bench.corpus.own_programs import forget_repository, git_command, guard_repository, set_run_directory
-from pytest_retrieval_bench.corpus.remove_tree import allow_writes, remove_tree
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.errors import SnapshotError
+from pytest_retrieval_bench.files.remove_tree import allow_writes, remove_tree
 
 _COMMIT_ENV = {
     "GIT_AUTHOR_NAME": "retrieval-bench",

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import orjson
 
+from pytest_retrieval_bench.files.sha256 import file_sha256
 from pytest_retrieval_bench.index.cache_writes import CacheWrites
 from pytest_retrieval_bench.index.sealed import seal, unseal
-from pytest_retrieval_bench.samples.load import file_sha256
 
 #: a file whose modification or change time is this close to now is hashed every time
 RACY_SECONDS = 3.0

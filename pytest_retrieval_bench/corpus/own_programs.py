@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Mapping
 
 from pytest_retrieval_bench import leftovers
-from pytest_retrieval_bench.corpus.remove_tree import allow_writes, remove_tree
 from pytest_retrieval_bench.errors import SnapshotError
+from pytest_retrieval_bench.files.remove_tree import allow_writes, remove_tree
 
 GIT_OVERRIDES = (
     "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.untrackedCache=false",

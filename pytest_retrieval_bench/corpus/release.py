@@ -25,12 +25,12 @@ from typing import Any
 import orjson
 
 from pytest_retrieval_bench import leftovers
-from pytest_retrieval_bench.corpus.remove_tree import remove_tree
 from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.errors import InputError, SnapshotError
+from pytest_retrieval_bench.files.jsonl import iter_release_members
+from pytest_retrieval_bench.files.remove_tree import remove_tree
 from pytest_retrieval_bench.index.cache_writes import CacheWrites
 from pytest_retrieval_bench.index.sealed import seal, unseal
-from pytest_retrieval_bench.samples.reader import iter_release_members
 
 MANIFEST = ".manifest"
 MAGIC = b"RBUNPACK1\n"

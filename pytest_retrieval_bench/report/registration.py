@@ -16,8 +16,8 @@ import orjson
 
 from pytest_retrieval_bench.arms.base import Arm
 from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.files.sha256 import file_sha256
 from pytest_retrieval_bench.report.build import canonical_json, write_atomically
-from pytest_retrieval_bench.samples.load import file_sha256
 
 
 def arm_identity(arm: Arm, tokenizer_version: str) -> str:

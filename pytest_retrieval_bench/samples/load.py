@@ -9,7 +9,6 @@ one option takes ARB, ContextBench, cce.relevance/v1 and known-target-v1 files a
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -18,10 +17,11 @@ import orjson
 
 from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.errors import InputError
+from pytest_retrieval_bench.files.jsonl import Line, is_release_archive, iter_sample_lines
+from pytest_retrieval_bench.files.sha256 import file_sha256
 from pytest_retrieval_bench.samples import contextbench, known_target, relevance
 from pytest_retrieval_bench.samples.arb import parse_arb_row
 from pytest_retrieval_bench.samples.model import Sample
-from pytest_retrieval_bench.samples.reader import Line, is_release_archive, iter_sample_lines
 
 RowParser = Callable[[dict[str, Any], str, int], "Sample | None"]
 
@@ -40,18 +40,6 @@ class LoadedSamples:
     #: every task type and repository of the file's samples, before --bench-task-type filtered them
     task_types: tuple[str, ...] = ()
     repos: tuple[str, ...] = ()
-
-
-def file_sha256(path: Path) -> str:
-    """The file's SHA-256; a file that cannot be read at all is an InputError naming it."""
-    digest = hashlib.sha256()
-    try:
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    except OSError as error:
-        raise InputError(str(path), f"cannot read: {error.strerror or error}") from error
-    return digest.hexdigest()
 
 
 def check_published_checksum(path: Path, digest: str) -> None:

@@ -1,4 +1,4 @@
-"""Stream JSONL lines from plain, zstd-compressed, or release `.tar.zst` sample files."""
+"""Stream JSONL lines from plain, zstd-compressed, or release `.tar.zst` files (samples and chunk files alike)."""
 
 from __future__ import annotations
 
