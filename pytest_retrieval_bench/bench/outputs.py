@@ -95,7 +95,7 @@ def report_destination(path: Path, report: dict[str, Any]) -> tuple[Path, str | 
     return beside, f"a partial run does not replace the complete report {path}: this run's report is {beside}"
 
 
-def check_run_outputs(settings: "Settings") -> None:
+def check_run_outputs(settings: Settings) -> None:
     """`check_outputs` of a plugin run's outputs against its inputs and the directories it reads
     snapshots from: a BenchError before anything runs when one would overwrite what it must not."""
     report = settings.report
