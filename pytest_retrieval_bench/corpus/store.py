@@ -21,6 +21,7 @@ from pytest_retrieval_bench.errors import SnapshotError
 from pytest_retrieval_bench.index.chunk_index import ChunkIndex, file_chunks
 from pytest_retrieval_bench.index.postings import LexicalIndex
 from pytest_retrieval_bench.index.repomap import RepoMapIndex, build_repomap
+from pytest_retrieval_bench.index.repomap_content import MapContent
 from pytest_retrieval_bench.index.repomap_nodes import NodeReader
 from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.index.release_build import OneReadBuild, build_indexes
@@ -58,6 +59,9 @@ class SnapshotStore:
         self._prepared: set[tuple[str, str]] = set()
         #: the counts of the set-up under way in `open`, told of each file read and index made
         self._progress: SetupCounts | None = None
+        #: whether a map built now keeps the texts it read whole for the build of the same set-up, and what it kept
+        self._keep_content = False
+        self._map_content: MapContent | None = None
 
     def prepare(self, arm: Any, snapshot: Snapshot) -> None:
         """Run an arm's optional per-snapshot `prepare` step once, before its first request."""
@@ -122,12 +126,19 @@ class SnapshotStore:
                 snapshot.chunk_rows = list(self._rows(snapshot))
             if self._progress is not None:
                 self._progress.index_done()
-        if "repomap" in kinds:
-            snapshot.repomap_index()
+        if "repomap" in kinds:  # first: its temporaries are gone before the other build's start
+            self._keep_content = snapshot.has_rows and bool(kinds & {"chunks", "lexical"})
+            try:
+                snapshot.repomap_index()
+            finally:
+                self._keep_content = False
         else:  # no arm of this snapshot reads the map: the nodes its read took for it can go
             snapshot.map_nodes = None
-        if snapshot.has_rows and kinds & {"chunks", "lexical"}:
-            self._build_from_rows(snapshot, kinds & {"chunks", "lexical"})
+        try:
+            if snapshot.has_rows and kinds & {"chunks", "lexical"}:
+                self._build_from_rows(snapshot, kinds & {"chunks", "lexical"})
+        finally:
+            self._map_content = None
         # the indexes that read the rows exist now: free them
         snapshot.drop_rows()
         if "chunks" in kinds:
@@ -149,8 +160,10 @@ class SnapshotStore:
                 started = time.perf_counter()
         if not missing:
             return
+        given, self._map_content = self._map_content, None  # what a map built just now read whole: not read again
         build = OneReadBuild(snapshot.texts, self._rows(snapshot) if "chunks" in missing else None, "lexical" in missing,
-                             progress=self._building())
+                             progress=self._building(), given=given)
+        del given
         build.read()
         snapshot.drop_rows()  # read: the counts are all the build needs of them now
         lexical, chunks = build.finish()
@@ -188,7 +201,9 @@ class SnapshotStore:
         if kind == "lexical":  # a tree's (or a release's not built with its rows): a document at a time, lean on memory
             index: LexicalIndex | ChunkIndex | RepoMapIndex = LexicalIndex.build(snapshot.text_files(), self._building())
         elif kind == "repomap":
-            index = build_repomap(self._map_source(snapshot, nodes), self._building())
+            content = MapContent() if self._keep_content else None
+            index = build_repomap(self._map_source(snapshot, nodes), self._building(), content)
+            self._map_content = content
         else:
             index = build_indexes(snapshot.texts, self._rows(snapshot), False)[1]  # type: ignore[assignment]
         return self._built(snapshot, kind, index, started)

@@ -16,6 +16,12 @@ as the bench's corpus builder writes them (git lists a tree in that order): the 
 gone through once, a path's rows at a time, so they need not be held (a release's are read again
 from its chunk file as they come, see `corpus/chunk_file_rows.py`). A chunk file that does not
 group them is indexed a row at a time (`ChunkIndex.build`): same result, slower.
+
+When the same set-up has just built the RepoMap, the texts it read whole are not read again: the
+build takes the map's word-run ids of each (`repomap_content.MapContent`), renumbered in its own
+vocabulary, and counts the word runs before each line its chunk rows start at instead of cutting
+the text into pieces. Term ids are first-seen numbers that no index keeps (postings are laid out
+in byte order), so the indexes are the same either way.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import numpy as np
 from pytest_retrieval_bench.index.pair_counts import BATCH_TOKENS, PairCounts, postings_of_batches
 from pytest_retrieval_bench.index.chunk_index import ChunkIndex, RowLabels, chunk_parts
 from pytest_retrieval_bench.index.postings import LexicalIndex
+from pytest_retrieval_bench.index.repomap_content import MapContent, runs_before
 from pytest_retrieval_bench.index.term_ids import NO_IDS, TermIds
 from pytest_retrieval_bench.index.tokens import PIECE_CHARS, line_pieces, word_run_bytes
 from pytest_retrieval_bench.index.word_tokens import WordTokens
@@ -85,7 +92,7 @@ class _Build:
     """The state of one build: the vocabularies and the counts."""
 
     def __init__(self, texts: dict[str, str], rows: Rows | None, lexical: bool, batch_tokens: int,
-                 progress: Callable[[int, int | None], None] | None = None):
+                 progress: Callable[[int, int | None], None] | None = None, given: MapContent | None = None):
         self.texts = texts
         self.progress = progress
         self.paths = sorted(texts)
@@ -97,6 +104,9 @@ class _Build:
         self.chunks = PairCounts(len(rows), batch_tokens, self.to_bench.expand_pairs) if rows is not None else None
         self.labels = RowLabels(paths=[], chunk_ids=[], symbols=[])
         self.total = _path_count(texts, rows)  # paths to go through, when known
+        #: the texts the map read whole, and its word-run ids renumbered in `words` (map id -> id)
+        self.given = given if given is not None and given.read else None
+        self.renumbered = self.words.of([term.encode("ascii") for term in given.terms]) if self.given is not None else NO_IDS
 
     def word_ids(self, text: str) -> np.ndarray:
         """The word-run ids of `text`, read a piece at a time so a long text's runs are never all held as strings."""
@@ -148,17 +158,19 @@ class _Build:
                 path, group = self.paths[position], []
                 position += 1
             text = self.texts.get(path)
-            ids, served = self.add_file(doc, text, group) if text is not None else (NO_IDS, {})
+            ids, served = self.add_file(doc, path, text, group) if text is not None else (NO_IDS, {})
             doc += text is not None
             if group:
                 self.add_rows(group, ids, served)
             number += 1
             if self.progress is not None:
                 self.progress(number, self.total)
+        self.given, self.renumbered = None, NO_IDS  # what the map read is all taken, or never will be
 
-    def add_file(self, doc: int, text: str, group: Group) -> tuple[np.ndarray, dict[int, tuple[int, int]]]:
-        """Read one file once and count it for the whole-file indexes; its ids, and the slices of
-        them that serve its chunk rows (`group`: row number -> start, end)."""
+    def add_file(self, doc: int, path: str, text: str, group: Group) -> tuple[np.ndarray, dict[int, tuple[int, int]]]:
+        """Read one file once (or take the ids the map read of it) and count it for the whole-file
+        indexes; its ids, and the slices of them that serve its chunk rows (`group`: row number ->
+        start, end)."""
         ranges: dict[int, tuple[int, int]] = {}
         lines: list[str] = []
         if self.chunks is not None:
@@ -170,8 +182,12 @@ class _Build:
                 found = _line_range(row, lines)
                 if found is not None:
                     ranges[number] = found
-        if ranges:
-            cuts = sorted({0, len(lines), *(line for first, end in ranges.values() for line in (first, end))})
+        given = self.given.take(path, text) if self.given is not None else None
+        cuts = sorted({0, len(lines), *(line for first, end in ranges.values() for line in (first, end))}) if ranges else []
+        if given is not None:
+            ids = self.renumbered[given]
+            run_at = dict(zip(cuts, runs_before(text, lines, cuts))) if ranges else {}
+        elif ranges:
             starts = np.zeros(len(lines) + 1, dtype=np.int64)
             np.cumsum(np.fromiter(map(len, lines), dtype=np.int64, count=len(lines)) + 1, out=starts[1:])
             bounds = starts[cuts].tolist()
@@ -213,13 +229,14 @@ class OneReadBuild:
     `finish` lays the postings out."""
 
     def __init__(self, texts: dict[str, str], rows: Rows | None, lexical: bool, batch_tokens: int = BATCH_TOKENS,
-                 progress: Callable[[int, int | None], None] | None = None):
+                 progress: Callable[[int, int | None], None] | None = None, given: MapContent | None = None):
         """`rows` are gone through once, in order, when each file's rows are together in path order
         (a list, or rows read again from their file as they come); else they are indexed a row at a
-        time. `progress` hears each path read (over the number of paths when it is known)."""
+        time. `progress` hears each path read (over the number of paths when it is known). `given`:
+        what the same snapshot's map read whole, taken instead of reading those texts again."""
         ungrouped = rows is not None and not grouped_in_path_order(rows)
         self._rows_apart = rows if ungrouped else None
-        self._build: _Build | None = _Build(texts, None if ungrouped else rows, lexical, batch_tokens, progress)
+        self._build: _Build | None = _Build(texts, None if ungrouped else rows, lexical, batch_tokens, progress, given)
         self.labels: RowLabels | None = None
         self._chunks_apart: ChunkIndex | None = None
         self.path_counts = PairCounts(len(self._build.paths), batch_tokens)

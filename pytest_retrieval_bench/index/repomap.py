@@ -25,6 +25,7 @@ from pytest_retrieval_bench.index.distinct import run_starts
 from pytest_retrieval_bench.index.pair_counts import BATCH_TOKENS, Batch, postings_of_batches
 from pytest_retrieval_bench.index.path_kinds import file_kind
 from pytest_retrieval_bench.index.postings import Postings
+from pytest_retrieval_bench.index.repomap_content import CONTENT_CHARS, MapContent
 from pytest_retrieval_bench.index.repomap_edges import EdgeCalls, source_test_keys, source_test_pairs
 from pytest_retrieval_bench.index.repomap_imports import import_pairs, import_specs, resolve_import
 from pytest_retrieval_bench.index.repomap_nodes import GENERIC_SYMBOLS, NodeReader, SymbolTable, informative_key, read_nodes
@@ -38,7 +39,6 @@ __all__ = ["REPOMAP_VERSION", "KIND_CODES", "GENERIC_SYMBOLS", "RepoMapIndex", "
 
 REPOMAP_VERSION = "arb-repomap-1"
 KIND_CODES = {"other": 0, "source": 1, "test": 2}
-CONTENT_CHARS = 20_000
 IMPORT_WEIGHT, SYMBOL_WEIGHT, TEST_PAIR_WEIGHT = 1.5, 1.0, 2.0
 PATH_CLASS, SYMBOL_CLASS, CONTENT_CLASS = 3, 2, 1
 """A node's token postings count its token's class: path tokens weigh 3x, symbol tokens 2x."""
@@ -77,8 +77,8 @@ def _best_class(nodes: np.ndarray, ids: np.ndarray, classes: np.ndarray) -> tupl
     return (pairs >> 31).astype(np.int32), (pairs & ((1 << 31) - 1)).astype(np.int32), (PATH_CLASS - (keys[first] & 3)).astype(np.int8)
 
 
-def _node_tokens(paths: list[str], texts: list[str], table: SymbolTable, progress: Callable[[int, int | None], None] | None
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, TermIds]:
+def _node_tokens(paths: list[str], texts: list[str], table: SymbolTable, progress: Callable[[int, int | None], None] | None,
+                 keep: MapContent | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, TermIds]:
     """Every node's distinct bench tokens with their class (path 3, else symbol 2, else content 1),
     as (nodes ascending, token ids, classes), and the token numbering.
 
@@ -98,18 +98,23 @@ def _node_tokens(paths: list[str], texts: list[str], table: SymbolTable, progres
     owners: list[int] = []
     sizes: list[int] = []
     classes: list[int] = []
+    whole: list[tuple[str, str, int, int]] = []  # (path, text, first run, runs) of each text read whole, for `keep`
 
     def flush() -> None:
         ids = words.of(runs)
         counts = np.asarray(sizes, dtype=np.int64)
         found.append(_best_class(np.repeat(np.asarray(owners, dtype=np.int32), counts), ids,
                                  np.repeat(np.asarray(classes, dtype=np.int8), counts)))
-        runs.clear(), owners.clear(), sizes.clear(), classes.clear()
+        if keep is not None:
+            keep.read.update((path, (text, ids[first : first + size])) for path, text, first, size in whole)
+        runs.clear(), owners.clear(), sizes.clear(), classes.clear(), whole.clear()
 
     for node, (path, text) in enumerate(zip(paths, texts)):
         if progress is not None:
             progress(node + 1, len(paths))
         for part, weight in ((word_run_bytes(path), PATH_CLASS), (word_run_bytes(text[:CONTENT_CHARS]), CONTENT_CLASS)):
+            if keep is not None and weight == CONTENT_CLASS and len(text) <= CONTENT_CHARS:
+                whole.append((path, text, len(runs), len(part)))
             runs.extend(part)
             owners.append(node)
             sizes.append(len(part))
@@ -117,6 +122,8 @@ def _node_tokens(paths: list[str], texts: list[str], table: SymbolTable, progres
         if len(runs) >= GROUP_RUNS:
             flush()
     flush()
+    if keep is not None:
+        keep.terms = words.terms
     return (*_bench_classes(to_bench, found, len(paths)), bench)
 
 
@@ -168,12 +175,13 @@ def _node_batches(node_of: np.ndarray, token_of: np.ndarray, classes: np.ndarray
 # -- the index ---------------------------------------------------------------------------------
 
 
-def build_repomap(rows: Iterable[dict[str, Any]] | NodeReader, progress: Callable[[int, int | None], None] | None = None) -> RepoMapIndex:
+def build_repomap(rows: Iterable[dict[str, Any]] | NodeReader, progress: Callable[[int, int | None], None] | None = None,
+                  keep: MapContent | None = None) -> RepoMapIndex:
     """The map of a snapshot's chunk rows (or of `file_chunks(...)` for a tree), or of the nodes
     a read took from them as it went; `progress` hears each file's tokens counted, the file
-    graph's edges come after."""
+    graph's edges come after. `keep` receives the word runs of each text it read whole."""
     paths, texts, table = rows.nodes() if isinstance(rows, NodeReader) else read_nodes(rows)
-    node_of, token_of, classes, bench = _node_tokens(paths, texts, table, progress)
+    node_of, token_of, classes, bench = _node_tokens(paths, texts, table, progress, keep)
     postings, distinct = postings_of_batches(_node_batches(node_of, token_of, classes), len(paths), bench)
     kind_names = [file_kind(path) for path in paths]
     kinds = np.array([KIND_CODES[kind] for kind in kind_names], dtype=np.uint8)
