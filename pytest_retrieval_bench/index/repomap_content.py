@@ -46,9 +46,7 @@ def runs_before(text: str, lines: list[str], cuts: list[int]) -> list[int]:
     starts = np.zeros(len(lines) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(lengths, dtype=np.int64, count=len(lines)) + 1, out=starts[1:])
     inside = IS_WORD_BYTE[np.frombuffer(data, dtype=np.uint8)]
-    before = np.zeros(len(inside) + 1, dtype=np.int64)  # runs begun before each byte offset
-    if len(inside):
-        first = inside.copy()
-        first[1:] &= ~inside[:-1]
-        np.cumsum(first, out=before[1:])
-    return before[np.minimum(starts[cuts], len(data))].tolist()
+    run_starts = np.flatnonzero(inside[1:] & ~inside[:-1]) + 1  # where each run begins, past the first byte
+    if len(inside) and inside[0]:
+        run_starts = np.concatenate(([0], run_starts))
+    return np.searchsorted(run_starts, starts[cuts], side="left").tolist()  # runs begun before each line start
