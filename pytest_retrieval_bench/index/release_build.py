@@ -34,7 +34,7 @@ import numpy as np
 from pytest_retrieval_bench.index.pair_counts import BATCH_TOKENS, PairCounts, postings_of_batches
 from pytest_retrieval_bench.index.chunk_index import ChunkIndex, RowLabels, chunk_parts
 from pytest_retrieval_bench.index.postings import LexicalIndex
-from pytest_retrieval_bench.index.repomap_content import MapContent, runs_before
+from pytest_retrieval_bench.index.repomap_content import MapContent, line_starts, runs_before
 from pytest_retrieval_bench.index.term_ids import NO_IDS, TermIds
 from pytest_retrieval_bench.index.tokens import PIECE_CHARS, line_pieces, word_run_bytes
 from pytest_retrieval_bench.index.word_tokens import WordTokens
@@ -188,9 +188,7 @@ class _Build:
             ids = self.renumbered[given]
             run_at = dict(zip(cuts, runs_before(text, lines, cuts))) if ranges else {}
         elif ranges:
-            starts = np.zeros(len(lines) + 1, dtype=np.int64)
-            np.cumsum(np.fromiter(map(len, lines), dtype=np.int64, count=len(lines)) + 1, out=starts[1:])
-            bounds = starts[cuts].tolist()
+            bounds = line_starts(map(len, lines), len(lines))[cuts].tolist()
             pieces = self.split_word_ids([text[a:b] for a, b in zip(bounds, bounds[1:])])
             run_at = dict(zip(cuts, np.cumsum([0, *map(len, pieces)]).tolist()))
             ids = np.concatenate(pieces)

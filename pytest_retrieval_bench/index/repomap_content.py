@@ -11,6 +11,7 @@ other temporaries are gone before the build starts, so the two builds' peaks do 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 import numpy as np
 
@@ -37,15 +38,21 @@ class MapContent:
         return found[1] if found is not None and found[0] == text else None
 
 
+def line_starts(lengths: Iterable[int], count: int) -> np.ndarray:
+    """Where each of `count` newline-separated lines of `lengths` starts, and one past the end
+    (`count + 1` offsets, in the unit of the lengths)."""
+    starts = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(lengths, dtype=np.int64, count=count) + 1, out=starts[1:])
+    return starts
+
+
 def runs_before(text: str, lines: list[str], cuts: list[int]) -> list[int]:
     """How many word runs of `text` lie before the start of each line in `cuts` (0-based numbers
     in `lines`, its newline-separated lines; `len(lines)` for the end). A word run never spans a
     newline, so none is cut at a line start."""
     data = text.encode("utf-8", errors="surrogatepass")
     ascii_only = len(data) == len(text)  # else line starts are counted in bytes, not characters
-    lengths = map(len, lines) if ascii_only else (len(line.encode("utf-8", errors="surrogatepass")) for line in lines)
-    starts = np.zeros(len(lines) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(lengths, dtype=np.int64, count=len(lines)) + 1, out=starts[1:])
+    starts = line_starts(map(len, lines) if ascii_only else (len(line.encode("utf-8", errors="surrogatepass")) for line in lines), len(lines))
     inside = IS_WORD_BYTE[np.frombuffer(data, dtype=np.uint8)]
     run_starts = np.flatnonzero(inside[1:] & ~inside[:-1]) + 1  # where each run begins, past the first byte
     if len(inside) and inside[0]:
