@@ -40,6 +40,15 @@ Printed per snapshot (files, chunk rows, edges) and in total:
   a tie somewhere); the counts are printed, not asserted. Edge counts are printed for both
   maps where they differ.
 
+With `--phases`, each side builds each map once more with its phases clocked where its build
+calls them (`phase_clocks.py`: the functions wrapped for that build, nothing of the build
+copied here): the rows read into nodes and symbols, the node tokens with their postings (the
+bench's token sets and idf), the import edges, the symbol-reference edges and the source-test
+edges; the rest (file kinds, the graph's lists, statistics) is that build's total less them.
+Beside ours, the least part of its node tokens that no build by the bench's rules avoids:
+each node's path and first 20,000 characters and each distinct symbol split into word runs,
+and one dictionary lookup per run.
+
 At the end, the peak RSS of the process (`resource.getrusage`). It prints figures and
 asserts nothing.
 """
@@ -53,6 +62,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -60,17 +70,38 @@ from typing import Any, Callable
 import numpy as np
 import orjson
 from peak_rss import peak_rss_mb
+from phase_clocks import Phases, phase_clocks
 
+import pytest_retrieval_bench.index.repomap as repomap_module
 from pytest_retrieval_bench.arms.base import Request
 from pytest_retrieval_bench.arms.repomap import AFFINITY_WEIGHT, PAGERANK_WEIGHT, QUERY_WEIGHT, QueryView, rank_files, view_tiebreak
 from pytest_retrieval_bench.corpus.chunks import find_chunk_file, read_chunk_file
+from pytest_retrieval_bench.files.jsonl import iter_sample_lines
 from pytest_retrieval_bench.index.cache import IndexCache
 from pytest_retrieval_bench.index.repomap import build_repomap
+from pytest_retrieval_bench.index.repomap_content import CONTENT_CHARS
+from pytest_retrieval_bench.index.repomap_nodes import read_nodes
+from pytest_retrieval_bench.index.term_ids import TermIds
+from pytest_retrieval_bench.index.tokens import word_run_bytes
 from pytest_retrieval_bench.samples.arb import query_text_for_eval, shown_given_files, target_gold_files
-from pytest_retrieval_bench.files.jsonl import iter_sample_lines
 
 MB = 1_000_000
 TOP = 20
+OUR_PHASES: Phases = {
+    "rows into nodes and symbols": ("read_nodes",),
+    "node tokens and postings": ("_node_tokens", "_node_batches", "postings_of_batches"),
+    "import edges": ("import_pairs",),
+    "symbol-reference edges": ("symbol_pairs",),
+    "source-test edges": ("source_test_pairs",),
+}
+BENCH_PHASES: Phases = {
+    "rows into nodes and symbols": ("aggregate_file_nodes",),
+    "node tokens and postings": ("compute_tokens_and_idf", "build_idf"),
+    "import edges": ("add_import_edges",),
+    "symbol-reference edges": ("add_symbol_reference_edges",),
+    "source-test edges": ("add_source_test_edges",),
+}
+LEAST = "  of which the least: word runs, a lookup per run"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -170,10 +201,49 @@ class Figures:
     entry_bytes: int = 0
     query_wall: list[float] = field(default_factory=list)
     query_cpu: list[float] = field(default_factory=list)
+    phases: Counter[str] = field(default_factory=Counter)  # with --phases: CPU per phase, and "total" of those builds
+
+
+def clock_phases(build: Callable[[], Any], module: Any, phases: Phases, spent: Counter[str]) -> None:
+    """One more build, its phases clocked into `spent` (and its whole CPU as "total")."""
+    with phase_clocks(module, phases, spent):
+        started = time.process_time()
+        build()
+        spent["total"] += time.process_time() - started
+
+
+def least_node_token_work(rows: list[dict[str, Any]]) -> float:
+    """CPU of the part of the node tokens any build by the bench's rules must do in Python: each
+    node's path and first `CONTENT_CHARS` characters and each distinct informative symbol split
+    into word runs, and one dictionary lookup per run (the bench's tokenizer does more per run)."""
+    paths, texts, table = read_nodes(rows)
+    started = time.process_time()
+    ids = TermIds()
+    for path, text in zip(paths, texts):
+        ids.of(word_run_bytes(path))
+        ids.of(word_run_bytes(text[:CONTENT_CHARS]))
+    ids.of([run for name in table.names for run in word_run_bytes(name)])
+    return time.process_time() - started
+
+
+def print_phases(ours: Counter[str], theirs: Counter[str] | None) -> None:
+    print("\n== map build by phase (CPU seconds; one more build per snapshot and side, its functions clocked where the build calls them)")
+    header = f"{'phase':<52} {'ours':>8}"
+    print(header + (f" {'bench':>8} {'bench/ours':>10}" if theirs is not None else ""))
+    rows = [*OUR_PHASES, "the rest (kinds, graph lists, statistics)", "total"]
+    for name in rows:
+        mine = ours["total"] - sum(ours[phase] for phase in OUR_PHASES) if name.startswith("the rest") else ours[name]
+        line = f"{name:<52} {mine:8.3f}"
+        if theirs is not None:
+            other = theirs["total"] - sum(theirs[phase] for phase in BENCH_PHASES) if name.startswith("the rest") else theirs[name]
+            line += f" {other:8.3f} {ratio(other, mine):>10}"
+        print(line)
+        if name == "node tokens and postings":
+            print(f"{LEAST:<52} {ours[LEAST]:8.3f}")
 
 
 def measure_snapshot(repo: str, commit: str, chunk_file: Path, samples: list[dict[str, Any]], bench: Any, repeat: int,
-                     cache: IndexCache, ours: Figures, theirs: Figures, build_repeat: int = 1) -> tuple[int, int, int]:
+                     cache: IndexCache, ours: Figures, theirs: Figures, build_repeat: int = 1, phases: bool = False) -> tuple[int, int, int]:
     """Print one snapshot's figures; returns (identical rankings, identical first TOP, queries compared)."""
     snapshot = read_chunk_file(chunk_file, repo, commit)
     rows = list(snapshot.chunk_rows or [])  # the same parsed rows for both builds, held (a read no longer holds them)
@@ -205,6 +275,11 @@ def measure_snapshot(repo: str, commit: str, chunk_file: Path, samples: list[dic
         theirs.edges += int(reference.stats["edge_count"])
         theirs.build.append(build_theirs)
         theirs.setup.append(setup_theirs.wall)
+    if phases:
+        clock_phases(lambda: build_repomap(rows), repomap_module, OUR_PHASES, ours.phases)
+        ours.phases[LEAST] += least_node_token_work(rows)
+        if bench is not None:
+            clock_phases(lambda: bench.build_repomap_index(rows), bench, BENCH_PHASES, theirs.phases)
 
     identical = top_identical = 0
     wall_ours: list[float] = []
@@ -270,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="time each query this many times per side, keep the fastest (default 1)")
     parser.add_argument("--build-repeat", type=int, default=1,
                         help="build each snapshot's map this many times per side, keep the fastest (default 1)")
+    parser.add_argument("--phases", action="store_true", help="also build each map once more per side with its phases clocked, and print them")
     args = parser.parse_args(argv)
     if args.repeat < 1 or args.build_repeat < 1:
         parser.error("--repeat and --build-repeat must be at least 1")
@@ -291,7 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="repomap-cache-") as directory:
         cache = IndexCache(Path(directory))
         for repo, commit, chunk_file, samples in groups:
-            same, same_top, count = measure_snapshot(repo, commit, chunk_file, samples, bench, args.repeat, cache, ours, theirs, args.build_repeat)
+            same, same_top, count = measure_snapshot(repo, commit, chunk_file, samples, bench, args.repeat, cache, ours, theirs, args.build_repeat,
+                                                     args.phases)
             identical += same
             top_identical += same_top
             compared += count
@@ -319,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
               f"string-hash seed; ours iterate in sorted order)")
     else:
         print("reference not measured (no --bench-src)")
+    if args.phases:
+        print_phases(ours.phases, theirs.phases if bench is not None else None)
     print(f"peak RSS  {peak_rss_mb():.0f} MB (end)")
     return 0
 
