@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import _pytest
 from pytest_retrieval_bench.index.tokens import bench_tokens, line_pieces, stream_tokens, word_runs
 from pytest_retrieval_bench.corpus.tree import read_directory
-from pytest_retrieval_bench.index.pair_counts import Batch
+from pytest_retrieval_bench.index.pair_counts import Batch, PairCounts
 from pytest_retrieval_bench.index.chunk_index import ChunkIndex, file_chunks
 from pytest_retrieval_bench.index.postings import LexicalIndex, Postings, PostingsBuilder, _extend
 
@@ -143,6 +143,41 @@ def test_a_batch_counts_its_pairs(pairs: list[tuple[int, int, int]], weighted: b
     assert found == [(doc, term, count) for (doc, term), count in sorted(expected.items())]
     assert batch.vocabulary.tolist() == sorted({term for _, term, _ in pairs})
     assert batch.docs.tolist() == sorted({doc for doc, _, _ in pairs})
+
+
+def counted(counts: PairCounts) -> list[tuple[int, int, int]]:
+    return [(doc, term, count) for batch in counts.batches()
+            for doc, term, count in zip(batch.pair_docs().tolist(), batch.pair_terms().tolist(), batch.counts.tolist())]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.lists(st.integers(0, 9), max_size=5), max_size=4), max_size=12), st.integers(1, 8), st.integers(1, 20))
+def test_many_documents_extended_at_once_count_as_added_one_by_one(documents: list[list[list[int]]], group: int, batch_tokens: int) -> None:
+    """`PairCounts.extend` (a file's chunk rows at once) against `add` per document and against a
+    Counter, documents handed over a few at a time, batches of any size: the counts and each
+    document's total are the same."""
+    one_by_one = PairCounts(len(documents), batch_tokens)
+    at_once = PairCounts(len(documents), batch_tokens)
+    for doc, slices in enumerate(documents):
+        one_by_one.add(doc, *[np.array(ids, dtype=np.int32) for ids in slices])
+    for start in range(0, len(documents), group):
+        docs = [doc for doc in range(start, min(start + group, len(documents))) for _ in documents[doc]]
+        at_once.extend(docs, [np.array(ids, dtype=np.int32) for doc in range(start, min(start + group, len(documents))) for ids in documents[doc]])
+    assert at_once.totals().tolist() == one_by_one.totals().tolist() == [sum(map(len, slices)) for slices in documents]
+    expected = sorted((doc, term, count) for doc, slices in enumerate(documents) for term, count in Counter(sum(slices, [])).items())
+    assert sorted(counted(at_once)) == sorted(counted(one_by_one)) == expected
+
+
+def test_extend_refuses_documents_out_of_order() -> None:
+    counts = PairCounts(5)
+    counts.extend([0, 0, 1], [np.array([1], dtype=np.int32)] * 3)
+    with pytest.raises(ValueError, match="ascending"):
+        counts.extend([1, 2], [np.array([1], dtype=np.int32)] * 2)  # document 1 again
+    with pytest.raises(ValueError, match="ascending"):
+        counts.extend([3, 2], [np.array([1], dtype=np.int32)] * 2)
+    counts.extend([], [])
+    counts.extend([4], [np.array([2], dtype=np.int32)])
+    assert counts.totals().tolist() == [2, 1, 0, 0, 1]
 
 
 def test_extend_widens_without_keeping_a_partial_extension() -> None:

@@ -61,6 +61,13 @@ class RowLabels:
             self.chunk_ids.append(str(row.get("chunk_id", "")))
             self.symbols.append(str(row.get("symbol") or ""))
 
+    def extend_path(self, path: str, rows: list[dict[str, Any]], symbols: list[str]) -> None:
+        """`extend` of rows whose path is `path` and whose symbols are already taken (each
+        `str(symbol or "")`), a list at a time rather than a row at a time."""
+        self.paths += [path] * len(rows)
+        self.chunk_ids += [str(row.get("chunk_id", "")) for row in rows]
+        self.symbols += symbols
+
 
 @dataclass
 class ChunkIndex:

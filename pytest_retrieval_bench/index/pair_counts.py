@@ -101,6 +101,23 @@ class PairCounts:
         if self._pending >= self.batch_tokens:
             self._count()
 
+    def extend(self, docs: list[int], slices: list[np.ndarray]) -> None:
+        """`add` of many documents at once: `slices[i]` belongs to document `docs[i]` (ascending,
+        a document's slices together); the batch is counted after them all, so it may pass
+        `batch_tokens` by their ids. One call for a file's chunk rows, where a call per row cost
+        more than its ids' share of the counting."""
+        if not docs:
+            return
+        if docs[0] <= self._last or any(a > b for a, b in zip(docs, docs[1:])):
+            raise ValueError(f"documents {docs[0]}..{docs[-1]} added after document {self._last} or out of order: "
+                             "documents come in ascending order, each once")
+        self._last = docs[-1]
+        self._docs += docs
+        self._slices += slices
+        self._pending += sum(map(len, slices))
+        if self._pending >= self.batch_tokens:
+            self._count()
+
     def _count(self) -> None:
         if not self._slices:
             return

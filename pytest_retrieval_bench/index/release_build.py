@@ -31,8 +31,8 @@ from typing import Any, Callable, Iterable, Iterator, Protocol
 
 import numpy as np
 
+from pytest_retrieval_bench.index.chunk_index import ChunkIndex, RowLabels
 from pytest_retrieval_bench.index.pair_counts import BATCH_TOKENS, PairCounts, postings_of_batches
-from pytest_retrieval_bench.index.chunk_index import ChunkIndex, RowLabels, chunk_parts
 from pytest_retrieval_bench.index.postings import LexicalIndex
 from pytest_retrieval_bench.index.repomap_content import MapContent, line_starts, runs_before
 from pytest_retrieval_bench.index.term_ids import NO_IDS, TermIds
@@ -205,20 +205,32 @@ class _Build:
     def add_rows(self, group: Group, ids: np.ndarray, served: dict[int, tuple[int, int]]) -> None:
         """Count one path's chunk rows in row order: slices of the file's ids where they serve, the
         others read whole; heads (path, symbol, kind) and those texts read together. What the
-        chunk index keeps of each row (its labels) is taken here, so the rows need not be kept."""
+        chunk index keeps of each row (its labels) is taken here, so the rows need not be kept.
+
+        A row's parts are its path (the group's), symbol, kind and text, an empty one counting no
+        id, as `chunk_parts` drops it; each is taken by one pass over the group's rows, and the
+        rows are handed to the counts at once (a call per row cost more than the row's ids)."""
         assert self.chunks is not None
-        heads = [chunk_parts(row, with_text=False) for _, row in group]
-        distinct_parts = list(dict.fromkeys(part for parts in heads for part in parts))  # its path, kinds, symbols
-        whole = [number for number, _ in group if number not in served]
+        path = str(group[0][1].get("path") or "")  # the rows are grouped by their path, a string
+        numbers = [number for number, _ in group]
+        rows = [row for _, row in group]
+        symbols = [str(symbol) if (symbol := row.get("symbol")) else "" for row in rows]  # also the labels' symbols
+        kinds = [str(kind) if (kind := row.get("kind")) else "" for row in rows]
+        whole = [number for number in numbers if number not in served]
         texts = [str(text) if (text := row.get("text")) else "" for number, row in group if number not in served]
+        distinct_parts = list(dict.fromkeys([path, *symbols, *kinds]))
         found = self.split_word_ids(distinct_parts + texts)  # one id lookup for the file's rows
         parts_ids = dict(zip(distinct_parts, found))
         read = dict(zip(whole, found[len(distinct_parts) :]))
-        for (number, _), parts in zip(group, heads):
+        path_ids = parts_ids[path]
+        docs: list[int] = []
+        slices: list[np.ndarray] = []
+        for number, symbol, kind in zip(numbers, symbols, kinds):
             start_end = served.get(number)
-            self.chunks.add(number, *[parts_ids[part] for part in parts],
-                            ids[start_end[0] : start_end[1]] if start_end is not None else read[number])
-        self.labels.extend(row for _, row in group)
+            docs += (number, number, number, number)
+            slices += (path_ids, parts_ids[symbol], parts_ids[kind], ids[start_end[0] : start_end[1]] if start_end is not None else read[number])
+        self.chunks.extend(docs, slices)
+        self.labels.extend_path(path, rows, symbols)
 
 
 class OneReadBuild:
