@@ -26,10 +26,6 @@ def repo_slug(repo: str) -> str:
     return repo.replace("/", "__")
 
 
-SHARED_VALUES = ("repo", "base_commit", "kind")
-"""Row fields whose few distinct values repeat on every row."""
-
-
 class _TreeRows:
     """The file rows of one chunk file, checked as they are read: both ways of reading share it."""
 
@@ -39,10 +35,9 @@ class _TreeRows:
         self.others: list[str] = []
         self.first_line: dict[str, int] = {}
         self.checked: dict[str, str] = {}  # each path checked, as the one string its rows share
-        self.values: dict[str, str] = {}
 
     def parse(self, text: bytes, number: int) -> dict[str, Any]:
-        """Line `number` as a row, its path checked and its repeated values shared."""
+        """Line `number` as a row, its path checked and shared with the earlier rows of its file."""
         try:
             row = orjson.loads(text)
         except orjson.JSONDecodeError as error:
@@ -58,12 +53,7 @@ class _TreeRows:
             if problem:
                 raise InputError(self.source, problem, line=number, field="path")
             shared = self.checked[chunk_path] = chunk_path
-        row["path"] = shared
-        values = self.values
-        for key in SHARED_VALUES:  # one string per distinct value, not one per row (tens of MB on a large release)
-            value = row.get(key)
-            if type(value) is str:
-                row[key] = values.setdefault(value, value)
+        row["path"] = shared  # the nodes and the file texts keep it: one string per path (the rows themselves are not kept)
         return row
 
     def add_file(self, row: dict[str, Any], number: int) -> bool:
