@@ -165,4 +165,4 @@ def test_runs_before_line_starts_counts_the_word_runs_before_them(text: str, dat
     lines = text.split("\n")
     cuts = sorted(set(data.draw(st.lists(st.integers(min_value=0, max_value=len(lines)), max_size=6))) | {0, len(lines)})
     starts = [len("\n".join(lines[:cut])) + (1 if 0 < cut < len(lines) else 0) for cut in cuts]
-    assert runs_before(text, lines, cuts) == [len(word_run_bytes(text[:start])) for start in starts]
+    assert runs_before(text, cuts) == [len(word_run_bytes(text[:start])) for start in starts]

@@ -34,7 +34,7 @@ import numpy as np
 from pytest_retrieval_bench.index.chunk_index import ChunkIndex, RowLabels
 from pytest_retrieval_bench.index.pair_counts import BATCH_TOKENS, PairCounts, postings_of_batches
 from pytest_retrieval_bench.index.postings import LexicalIndex
-from pytest_retrieval_bench.index.repomap_content import MapContent, line_starts, runs_before
+from pytest_retrieval_bench.index.repomap_content import MapContent, runs_before
 from pytest_retrieval_bench.index.term_ids import NO_IDS, TermIds
 from pytest_retrieval_bench.index.tokens import PIECE_CHARS, line_pieces, word_run_bytes
 from pytest_retrieval_bench.index.word_tokens import WordTokens
@@ -47,6 +47,14 @@ def _line_range(row: dict[str, Any], lines: list[str]) -> tuple[int, int] | None
     if type(start) is not int or type(end) is not int or not isinstance(text, str) or not 1 <= start <= end <= len(lines):
         return None
     return (start - 1, end) if "\n".join(lines[start - 1 : end]).strip() == text else None
+
+
+def line_starts(lengths: Iterable[int], count: int) -> np.ndarray:
+    """Where each of `count` newline-separated lines of `lengths` starts, and one past the end
+    (`count + 1` offsets, in the unit of the lengths)."""
+    starts = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(lengths, dtype=np.int64, count=count) + 1, out=starts[1:])
+    return starts
 
 
 def grouped_in_path_order(rows: Iterable[dict[str, Any]]) -> bool:
@@ -186,7 +194,7 @@ class _Build:
         cuts = sorted({0, len(lines), *(line for first, end in ranges.values() for line in (first, end))}) if ranges else []
         if given is not None:
             ids = self.renumbered[given]
-            run_at = dict(zip(cuts, runs_before(text, lines, cuts))) if ranges else {}
+            run_at = dict(zip(cuts, runs_before(text, cuts))) if ranges else {}
         elif ranges:
             bounds = line_starts(map(len, lines), len(lines))[cuts].tolist()
             pieces = self.split_word_ids([text[a:b] for a, b in zip(bounds, bounds[1:])])

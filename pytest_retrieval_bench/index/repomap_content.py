@@ -11,7 +11,6 @@ other temporaries are gone before the build starts, so the two builds' peaks do 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import numpy as np
 
@@ -19,8 +18,10 @@ from pytest_retrieval_bench.index.tokens import word_run_bytes
 
 CONTENT_CHARS = 20_000
 
-IS_WORD_BYTE = np.array([bool(word_run_bytes(chr(byte))) for byte in range(128)] + [False] * 128)
-"""Per byte: whether it is part of a word run (the tokenizer's own answer; a byte of a multi-byte character never is)."""
+WORD_BYTE_FLAGS = bytes(1 if word_run_bytes(chr(byte)) else 0 for byte in range(128)) + bytes(128)
+"""Per byte, 1 when it is part of a word run (the tokenizer's own answer; a byte of a multi-byte
+character never is), else 0: a `bytes.translate` table whose result reads as booleans, uncopied."""
+NEWLINE = ord("\n")
 
 
 @dataclass
@@ -38,23 +39,20 @@ class MapContent:
         return found[1] if found is not None and found[0] == text else None
 
 
-def line_starts(lengths: Iterable[int], count: int) -> np.ndarray:
-    """Where each of `count` newline-separated lines of `lengths` starts, and one past the end
-    (`count + 1` offsets, in the unit of the lengths)."""
-    starts = np.zeros(count + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(lengths, dtype=np.int64, count=count) + 1, out=starts[1:])
-    return starts
-
-
-def runs_before(text: str, lines: list[str], cuts: list[int]) -> list[int]:
+def runs_before(text: str, cuts: list[int]) -> list[int]:
     """How many word runs of `text` lie before the start of each line in `cuts` (0-based numbers
-    in `lines`, its newline-separated lines; `len(lines)` for the end). A word run never spans a
-    newline, so none is cut at a line start."""
+    of its newline-separated lines; the number of lines for the end). A word run never spans a
+    newline, so none is cut at a line start. Both are found on the UTF-8 bytes, so a line of
+    non-ASCII text is measured as the bytes it is, with no pass over the lines in Python."""
     data = text.encode("utf-8", errors="surrogatepass")
-    ascii_only = len(data) == len(text)  # else line starts are counted in bytes, not characters
-    starts = line_starts(map(len, lines) if ascii_only else (len(line.encode("utf-8", errors="surrogatepass")) for line in lines), len(lines))
-    inside = IS_WORD_BYTE[np.frombuffer(data, dtype=np.uint8)]
-    run_starts = np.flatnonzero(inside[1:] & ~inside[:-1]) + 1  # where each run begins, past the first byte
+    codes = np.frombuffer(data, dtype=np.uint8)
+    line_ends = np.append(np.flatnonzero(codes == NEWLINE), len(data))  # a line starts one past the end of the line before
+    inside = np.frombuffer(data.translate(WORD_BYTE_FLAGS), dtype=np.bool_)
+    run_starts = np.flatnonzero(inside[1:] > inside[:-1]) + 1  # where each run begins, past the first byte
     if len(inside) and inside[0]:
         run_starts = np.concatenate(([0], run_starts))
-    return np.searchsorted(run_starts, starts[cuts], side="left").tolist()  # runs begun before each line start
+    lines = np.asarray(cuts, dtype=np.int64)
+    offsets = np.zeros(len(lines), dtype=np.int64)
+    later = lines > 0
+    offsets[later] = line_ends[lines[later] - 1] + 1
+    return np.searchsorted(run_starts, offsets, side="left").tolist()  # runs begun before each line start
