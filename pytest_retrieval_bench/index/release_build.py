@@ -49,7 +49,7 @@ def _line_range(row: dict[str, Any], lines: list[str]) -> tuple[int, int] | None
     return (start - 1, end) if "\n".join(lines[start - 1 : end]).strip() == text else None
 
 
-def line_starts(lengths: Iterable[int], count: int) -> np.ndarray:
+def _line_starts(lengths: Iterable[int], count: int) -> np.ndarray:
     """Where each of `count` newline-separated lines of `lengths` starts, and one past the end
     (`count + 1` offsets, in the unit of the lengths)."""
     starts = np.zeros(count + 1, dtype=np.int64)
@@ -196,7 +196,7 @@ class _Build:
             ids = self.renumbered[given]
             run_at = dict(zip(cuts, runs_before(text, cuts))) if ranges else {}
         elif ranges:
-            bounds = line_starts(map(len, lines), len(lines))[cuts].tolist()
+            bounds = _line_starts(map(len, lines), len(lines))[cuts].tolist()
             pieces = self.split_word_ids([text[a:b] for a, b in zip(bounds, bounds[1:])])
             run_at = dict(zip(cuts, np.cumsum([0, *map(len, pieces)]).tolist()))
             ids = np.concatenate(pieces)
