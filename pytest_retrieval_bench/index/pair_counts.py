@@ -93,13 +93,8 @@ class PairCounts:
         if doc <= self._last:
             raise ValueError(f"document {doc} added after document {self._last}: documents come in ascending order, each once")
         self._last = doc
-        for ids in slices:
-            if len(ids):
-                self._docs.append(doc)
-                self._slices.append(ids)
-                self._pending += len(ids)
-        if self._pending >= self.batch_tokens:
-            self._count()
+        kept = [ids for ids in slices if len(ids)]
+        self._take([doc] * len(kept), kept)
 
     def extend(self, docs: list[int], slices: list[np.ndarray]) -> None:
         """`add` of many documents at once: `slices[i]` belongs to document `docs[i]` (ascending,
@@ -112,6 +107,10 @@ class PairCounts:
             raise ValueError(f"documents {docs[0]}..{docs[-1]} added after document {self._last} or out of order: "
                              "documents come in ascending order, each once")
         self._last = docs[-1]
+        self._take(docs, slices)
+
+    def _take(self, docs: list[int], slices: list[np.ndarray]) -> None:
+        """Hold checked documents' slices until a batch's worth of ids is pending, then count them."""
         self._docs += docs
         self._slices += slices
         self._pending += sum(map(len, slices))

@@ -169,7 +169,7 @@ class _Build:
             ids, served = self.add_file(doc, path, text, group) if text is not None else (NO_IDS, {})
             doc += text is not None
             if group:
-                self.add_rows(group, ids, served)
+                self.add_rows(path, group, ids, served)
             number += 1
             if self.progress is not None:
                 self.progress(number, self.total)
@@ -210,16 +210,15 @@ class _Build:
             served[file_row[0]] = (0, len(ids))
         return ids, served
 
-    def add_rows(self, group: Group, ids: np.ndarray, served: dict[int, tuple[int, int]]) -> None:
+    def add_rows(self, path: str, group: Group, ids: np.ndarray, served: dict[int, tuple[int, int]]) -> None:
         """Count one path's chunk rows in row order: slices of the file's ids where they serve, the
         others read whole; heads (path, symbol, kind) and those texts read together. What the
         chunk index keeps of each row (its labels) is taken here, so the rows need not be kept.
 
-        A row's parts are its path (the group's), symbol, kind and text, an empty one counting no
+        A row's parts are `path` (the group's, every row's), symbol, kind and text, an empty one counting no
         id, as `chunk_parts` drops it; each is taken by one pass over the group's rows, and the
         rows are handed to the counts at once (a call per row cost more than the row's ids)."""
         assert self.chunks is not None
-        path = str(group[0][1].get("path") or "")  # the rows are grouped by their path, a string
         numbers = [number for number, _ in group]
         rows = [row for _, row in group]
         symbols = [str(symbol) if (symbol := row.get("symbol")) else "" for row in rows]  # also the labels' symbols
