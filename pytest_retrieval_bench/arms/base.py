@@ -152,6 +152,18 @@ def _checked_span(span: Any, index: int) -> dict[str, Any]:
     return out
 
 
+ARM_NAME_FORBIDDEN = "[],= \t\n"
+"""Characters an arm name may not hold: brackets mark a fixture arm's variant, commas and '=' split
+--bench-arms and --bench-fuse, white space splits command lines."""
+
+
+def checked_arm_name(name: Any, source: str) -> str:
+    """`name` if it can be selected with --bench-arms, else a BenchError naming `source`."""
+    if not isinstance(name, str) or not name or any(char in name for char in ARM_NAME_FORBIDDEN):
+        raise BenchError(f"{source}: arm name {name!r}: expected a non-empty name without brackets, commas, '=' or white space")
+    return name
+
+
 def checked_timeout(value: Any, arm_name: str) -> float | None:
     """An arm's own declared `timeout`: None (the run's applies) or a positive number of seconds."""
     if value is None:

@@ -20,9 +20,10 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from pytest_retrieval_bench.arms.base import checked_timeout
+from pytest_retrieval_bench.arms.base import checked_arm_name, checked_timeout
 from pytest_retrieval_bench.arms.embedding import EmbeddingArm
-from pytest_retrieval_bench.arms.fixture_embedders import REQUEST_FIXTURE as REQUEST_FIXTURE, checked_options, dense_arm_of, fixture_names, ranking_function
+from pytest_retrieval_bench.arms.fixture_embedders import REQUEST_FIXTURE as REQUEST_FIXTURE
+from pytest_retrieval_bench.arms.fixture_embedders import checked_options, dense_arm_of, fixture_names, ranking_function
 from pytest_retrieval_bench.errors import BenchError
 
 ARM_ATTRIBUTE = "__retrieval_bench_arm__"
@@ -49,8 +50,7 @@ def arm(name: str, *, max_query_chars: int | None = None, identity: str | None =
     function's qualified name and a digest of its source. `timeout` (seconds, optional) replaces
     `--bench-arm-timeout` for this arm.
     """
-    if not isinstance(name, str) or not name or any(char in name for char in "[],= \t\n"):
-        raise BenchError(f"arm name {name!r}: expected a non-empty name without brackets, commas, '=' or white space")
+    checked_arm_name(name, "pytest_retrieval_bench.arm")
     own_timeout = checked_timeout(timeout, name)
 
     def declare(function: Callable[..., Any]) -> Callable[..., Any]:

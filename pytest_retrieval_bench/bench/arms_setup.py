@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 
 from pytest_retrieval_bench.arms.base import Arm
-from pytest_retrieval_bench.arms.discovery import available_arms
+from pytest_retrieval_bench.arms.discovery import available_arms, refuse_alias_name
 from pytest_retrieval_bench.arms.embedding import EmbeddingArm, named_embedding_arms
+from pytest_retrieval_bench.arms.fixture_arms import FixtureArm, find_fixture_arms
 from pytest_retrieval_bench.arms.fusion import declare_fusions
 from pytest_retrieval_bench.arms.registry import ALIASES
 from pytest_retrieval_bench.arms.snapshot_latency import MatchedLatency
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.arms.fixture_arms import FixtureArm, find_fixture_arms
-from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.index.cache_writes import CacheWrites
+from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.index.vectors import VectorStore
 from pytest_retrieval_bench.options import Settings
 from pytest_retrieval_bench.progress import showing_encoding
@@ -32,6 +32,7 @@ def configured_arms(config: pytest.Config, settings: Settings) -> dict[str, Arm]
     for arm in named_embedding_arms([*settings.arms, *settings.fuse], settings.embed):
         arms.setdefault(arm.name, arm)
     for arm in find_fixture_arms(config.pluginmanager.get_plugins()):
+        refuse_alias_name(arm.name, f"fixture arm {arm.name!r}")
         if arm.name in arms:
             raise BenchError(f"fixture arm {arm.name!r} has the name of an arm defined elsewhere")
         arms[arm.name] = arm  # type: ignore[assignment]
