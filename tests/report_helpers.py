@@ -58,3 +58,29 @@ def pytest_retrieval_bench_arms(config):
     return [Mine()]
 """
 """A conftest declaring the arm `mine`, a changed bm25 (`SHIFTED_ARM.format(shift=N)`; 0 is bm25 itself)."""
+
+
+def scored_report(arms: tuple[str, ...] = ("grep", "mine"), no_gold_only: bool = False, limit: int = 20) -> dict[str, Any]:
+    """A small report as a run writes it (every figure a function of its details): six ARB samples
+    over two repositories (all no-gold with `no_gold_only`), each arm ranking some gold files, the
+    first arm the baseline; read back from its canonical JSON."""
+    import random
+
+    from pytest_retrieval_bench.arms.base import Answer
+    from pytest_retrieval_bench.bench.run import score
+    from pytest_retrieval_bench.report.build import build_report, canonical_json
+    from pytest_retrieval_bench.samples.arb import parse_arb_row
+
+    samples = [parse_arb_row({"id": f"s{i:02d}", "task_type": "code2test" if i % 2 else "trace2code", "repo": f"o/r{i % 2}",
+                              "base_commit": "a" * 40, "query": {"t": str(i)},
+                              "gold": {"files": [], "no_gold": True} if no_gold_only else {"files": [f"g{i}", f"h{i}"]},
+                              "metadata": {"organic": True}}, "samples.jsonl", i + 1) for i in range(6)]
+    rng = random.Random(11)
+    records = []
+    for sample in samples:
+        for arm in arms:
+            ranking = rng.sample([f"g{i}" for i in range(6)] + [f"h{i}" for i in range(6)] + ["x", "y"], rng.randint(1, 8))
+            records.append({"sample_id": sample.id, "arm": arm, "wall_ms": 1.0, "query_chars": 3, "query_truncated": False,
+                            **score(sample, Answer(ranking=ranking), None, limit)})
+    report = build_report({"limit": limit, "arms": list(arms)}, samples, records, list(arms[:1]), limit, False)
+    return json.loads(canonical_json(report))

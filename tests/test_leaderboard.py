@@ -15,6 +15,8 @@ import pytest
 from pytest_retrieval_bench.cli import main
 from pytest_retrieval_bench.report.leaderboard import leaderboard_markdown, leaderboard_tables, leaderboard_text
 
+from report_helpers import scored_report
+
 ROOT = Path(__file__).resolve().parent.parent
 RELEASE = ROOT / "testdata" / "release"
 PIPE_ARM = "mine|v2"
@@ -97,7 +99,7 @@ def _written(tmp_path: Path, report: dict[str, Any]) -> Path:
 
 
 def test_cli_prints_the_tables_and_writes_the_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = _written(tmp_path, _report({"all": {"grep": _entry(mrr=0.5)}}))
+    path = _written(tmp_path, scored_report())
     out = tmp_path / "new" / "board.md"
     assert main(["leaderboard", str(path), "--markdown", str(out)]) == 0
     captured = capsys.readouterr()
@@ -117,17 +119,29 @@ def test_cli_unreadable_report_exits_2(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_cli_report_with_nothing_to_rank_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = _written(tmp_path, _report({"task:abstention": {"grep": _entry(positives=0)}}))
+    path = _written(tmp_path, scored_report(no_gold_only=True))
     assert main(["leaderboard", str(path)]) == 2
     assert capsys.readouterr().err == f"retrieval-bench: error: {path}: no summary group with positive items to rank\n"
 
 
 def test_cli_unwritable_markdown_exits_2_and_names_the_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = _written(tmp_path, _report({"all": {"grep": _entry(mrr=0.5)}}))
+    path = _written(tmp_path, scored_report())
     out = path / "board.md"  # under a file: cannot be created, even as root
     assert main(["leaderboard", str(path), "--markdown", str(out)]) == 2
     captured = capsys.readouterr()
     assert captured.err.startswith(f"retrieval-bench: error: cannot write {out}: ") and captured.out == ""
+
+
+def test_cli_refuses_a_summary_figure_its_details_do_not_give(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = scored_report()
+    written = report["summary"]["all"]["mine"]["metrics"]["recall@10"]
+    report["summary"]["all"]["mine"]["metrics"]["recall@10"] = 0.99
+    path = _written(tmp_path, report)
+    assert main(["leaderboard", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == (f"retrieval-bench: error: {path}: figures that its own details contradict, "
+                                                   f"$.summary['all']['mine']['metrics']['recall@10']: 0.99 is written, but the details give "
+                                                   f"{written!r}; a report edited by hand is not used\n")
 
 
 def test_the_renderer_does_not_import_pytest() -> None:

@@ -20,6 +20,7 @@ import orjson
 
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import canonical_json, samples_digests, write_atomically
+from pytest_retrieval_bench.report.merge import read_report
 
 _FILE = re.compile(r"^(?P<counter>\d{4,})_(?P<commit>[0-9a-f]{7}|nocommit)_(?P<date>\d{8}_\d{6})_(?P<name>[A-Za-z0-9.-]+)(?P<partial>_partial)?\.json$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$")
@@ -74,9 +75,9 @@ def save_run(storage: Path, report_bytes: bytes, name: str, commit: dict[str, An
 def _fits(run: SavedRun, digests: Sequence[str], limit: int) -> str | None:
     """Why a saved run cannot be paired with this run (None when it can)."""
     try:
-        report = orjson.loads(run.path.read_bytes())
-    except (OSError, orjson.JSONDecodeError) as error:
-        return f"unreadable ({error})"
+        report = read_report(run.path)
+    except BenchError as error:
+        return f"unreadable ({_without_path(error, run.path)})"
     if samples_digests(report) != sorted(digests):
         return "over other samples"
     if report.get("registration", {}).get("limit") != limit:
@@ -113,15 +114,20 @@ def find_compared(storage: Path, choice: str, digests: Sequence[str], limit: int
 Loaded = list[tuple[SavedRun, dict[str, Any]]]
 
 
+def _without_path(error: BenchError, path: Path) -> str:
+    """The error's words, less the path `read_report` puts first (the note names the run already)."""
+    return str(error).removeprefix(f"{path}: ")
+
+
 def load_saved(runs: list[SavedRun]) -> tuple[Loaded, list[str]]:
     """Each saved run with its report, read once for every view of the history; notes name the unreadable."""
     loaded: Loaded = []
     notes: list[str] = []
     for run in runs:
         try:
-            loaded.append((run, orjson.loads(run.path.read_bytes())))
-        except (OSError, orjson.JSONDecodeError) as error:
-            notes.append(f"{run.path.name}: unreadable ({error})")
+            loaded.append((run, read_report(run.path, sections=("summary",))))
+        except BenchError as error:
+            notes.append(f"{run.path.name}: unreadable ({_without_path(error, run.path)})")
     return loaded, notes
 
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.report.build import build_report
-from pytest_retrieval_bench.report.merge import LABEL_KEYS, bench_difference
+from pytest_retrieval_bench.report.build import LABEL_KEYS, build_report
+from pytest_retrieval_bench.report.merge import bench_difference
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ from typing import Any, Iterable, Sequence
 import orjson
 
 from pytest_retrieval_bench import leftovers
+from pytest_retrieval_bench.samples.model import Sample
+from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.cce_compare import compare_block
 from pytest_retrieval_bench.scoring.exact import exact_metrics
-from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.metrics import cutoffs
 from pytest_retrieval_bench.scoring.verdicts import holm, verdict_of
-from pytest_retrieval_bench.samples.model import Sample
 
 PAIRED_METRICS = ("recall@5", "recall@10", "recall@20", "mrr@k", "bcy@8000")
 """bcy@8000 is paired where both arms carry it (a merge's fused arm has no text to pack)."""
@@ -29,17 +29,18 @@ PER_REPO_MINIMUM = 5
 
 def canonical_json(document: Any) -> bytes:
     """orjson, sorted keys, floats rounded to 6 decimals, one trailing newline."""
-    return orjson.dumps(_rounded(document), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS) + b"\n"
+    return orjson.dumps(rounded(document), option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS) + b"\n"
 
 
-def _rounded(value: Any) -> Any:
+def rounded(value: Any) -> Any:
+    """`value` with every float rounded as a report writes it (six decimals, no negative zero)."""
     if isinstance(value, float):
-        rounded = round(value, 6)
-        return 0.0 if rounded == 0 else rounded
+        six = round(value, 6)
+        return 0.0 if six == 0 else six
     if isinstance(value, dict):
-        return {key: _rounded(item) for key, item in value.items()}
+        return {key: rounded(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_rounded(item) for item in value]
+        return [rounded(item) for item in value]
     return value
 
 
@@ -73,6 +74,15 @@ def _file_mode(path: Path) -> int:
         umask = os.umask(0)
         os.umask(umask)
         return 0o666 & ~umask
+
+
+LABEL_KEYS = ("repo", "base_commit", "task_type", "stratum", "partition", "gold", "given", "hard_negatives", "query_text")
+"""The sample's labels a details entry holds beside its arms' records (`Sample.labels`)."""
+
+
+def details_labels(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each details entry's labels, by sample id: what a report rebuilt from its details is given."""
+    return {entry["id"]: {key: entry[key] for key in LABEL_KEYS if key in entry} for entry in report["details"]}
 
 
 def samples_digests(report: dict[str, Any]) -> list[str]:
@@ -335,7 +345,7 @@ def build_report(
     by_sample: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     skipped_reasons: dict[str, str] = {}
     snapshots: dict[str, str] = {}
-    for record in map(_rounded, records):
+    for record in map(rounded, records):
         if record.get("snapshot_sha256") and record["sample_id"] in labels:
             sample_labels = labels[record["sample_id"]]
             snapshots[f"{sample_labels['repo']}@{sample_labels['base_commit']}"] = record["snapshot_sha256"]

@@ -19,21 +19,23 @@ from typing import Any, Callable, Iterable, Sequence
 import orjson
 
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.report.registration import SIDECAR_SUFFIX
-from pytest_retrieval_bench.report.build import build_report, samples_digests
+from pytest_retrieval_bench.report.build import LABEL_KEYS, build_report, samples_digests
+from pytest_retrieval_bench.report.derived_check import derived_problem
 from pytest_retrieval_bench.report.recompute import recomputation_problem
+from pytest_retrieval_bench.report.registration import SIDECAR_SUFFIX
 from pytest_retrieval_bench.report.schema import NOT_A_REPORT, report_problem
 from pytest_retrieval_bench.report.sections import section_problem
 
-LABEL_KEYS = ("repo", "base_commit", "task_type", "stratum", "partition", "gold", "given", "hard_negatives", "query_text")
 #: registration fields every input must share (paths may differ between machines; digests may not)
 SAME_FIELDS = ("plugin_version", "tokenizer_version", "limit", "fold_map_sha256", "task_type", "max_samples")
 
 
-def read_report(path: Path, recompute: bool = False, sections: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A report read back and checked (shape and value ranges); with `recompute` (every merge input)
-    each record's results are also recomputed from its ranking and the sample's labels; `sections`
-    (summary, paired, latency, baseline) are checked for a reader that shows them."""
+def read_report(path: Path, sections: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A report read back and checked: its shape and value ranges, and each record's results
+    recomputed from its ranking and the sample's labels; `sections` (summary, paired, latency,
+    baseline) are checked for a reader that shows them, the summary and the paired statistics
+    rebuilt from the details. Whatever reads a report (a baseline, a merge input, a saved run, a
+    page) reads it here, so a number edited by hand is refused, never shown or paired with."""
     try:
         report = orjson.loads(path.read_bytes())
     except OSError as error:
@@ -46,9 +48,12 @@ def read_report(path: Path, recompute: bool = False, sections: tuple[str, ...] =
     problem = section_problem(report, sections)
     if problem:
         raise BenchError(f"{path}: not a valid report: {problem}")
-    mismatch = recomputation_problem(report) if recompute else None
+    mismatch = recomputation_problem(report)
     if mismatch:
-        raise BenchError(f"{path}: results that its own records contradict, {mismatch}; a report edited by hand cannot be merged")
+        raise BenchError(f"{path}: results that its own records contradict, {mismatch}; a report edited by hand is not used")
+    mismatch = derived_problem(report, sections)
+    if mismatch:
+        raise BenchError(f"{path}: figures that its own details contradict, {mismatch}; a report edited by hand is not used")
     return report
 
 
@@ -156,7 +161,7 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
     paths = reports_among(paths)
     if not paths:
         raise BenchError("--bench-summarize needs at least one report")
-    reports = [(path, read_report(path, recompute=True)) for path in paths]
+    reports = [(path, read_report(path)) for path in paths]
     for other in reports[1:]:
         _check_same_bench(reports[0], other)
     _check_arms(reports, set(known_arms))
