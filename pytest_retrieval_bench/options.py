@@ -7,6 +7,7 @@ Paths from the command line are relative to the invocation directory, from ini t
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -146,9 +147,11 @@ SAMPLES_SUFFIXES = (".jsonl", ".jsonl.zst", ".tar.zst", ".parquet")
 
 
 def _named_samples_file(config: pytest.Config, arg: str) -> Path | None:
-    """The samples file a command-line argument names (`S` or `S::ID[arm]`), if it names one."""
+    """The samples file a command-line argument names (`S` or `S::ID[arm]`), if it names one: made
+    absolute as pytest makes its initial paths, links not followed, so pytest knows it for one of
+    them (a resolved path through a linked directory was collected a second time)."""
     path = Path(config.invocation_params.dir) / arg.split("::", 1)[0]
-    return path.resolve() if path.name.endswith(SAMPLES_SUFFIXES) and path.is_file() else None
+    return Path(os.path.abspath(path)) if path.name.endswith(SAMPLES_SUFFIXES) and path.is_file() else None
 
 
 def samples_for_run(config: pytest.Config, settings: Settings) -> tuple[tuple[Path, ...], bool]:

@@ -14,8 +14,10 @@ from pytest_retrieval_bench.options import Settings
 
 def summarize_reports(config: pytest.Config, settings: Settings) -> int:
     """`--bench-summarize`: merge with the arms this configuration defines, then gate and publish."""
-    if settings.samples or settings.report is None:
-        raise pytest.UsageError("--bench-summarize takes --bench-report OUT and no --bench-samples")
+    if settings.report is None:
+        raise pytest.UsageError("--bench-summarize needs --bench-report OUT")
+    if config.getoption("bench_samples"):  # the ini's bench_samples, which a project keeps for its runs, does not apply
+        raise pytest.UsageError("--bench-summarize merges written reports: it takes no --bench-samples")
     try:
         known = sorted(configured_arms(config, settings))
         published, lines = summarize(list(settings.summarize), known, list(settings.baseline_arms or REFERENCE_ARMS), outputs_of(settings),
