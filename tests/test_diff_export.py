@@ -141,3 +141,24 @@ def test_an_export_never_replaces_its_report(reports: Path) -> None:
     data = (reports / "after.json").read_bytes()
     result = _cli("export", "after.json", "--format", "csv", "-o", "after.json", cwd=reports)
     assert result.returncode == 2 and (reports / "after.json").read_bytes() == data
+
+
+def test_the_gate_diff_and_history_show_one_interval_for_one_comparison(reports: Path, tmp_path: Path) -> None:
+    """The same arm's metric in the same two reports is resampled alike by the gate, `diff` and
+    `history` (one seed name), so re-checking a CI gate with `diff` shows the gate's bounds."""
+    from pytest_retrieval_bench.history.store import SavedRun
+    from pytest_retrieval_bench.history.table import history_rows
+    from pytest_retrieval_bench.report.diff import diff_reports
+    from pytest_retrieval_bench.report.gate import compare, parse_rule
+    from pytest_retrieval_bench.report.tables import interval
+
+    before, after = (json.loads((reports / f"{name}.json").read_text()) for name in ("before", "after"))
+    gated = compare(after, before, [parse_rule("mrr@k>=-0.5:arm=mine")])["rules"][0]
+    diffed = diff_reports(before, after, ["mine"])["paired"]["mine"]["mrr@k"]
+    assert gated["n"] == diffed["n"] and gated["mean_difference"] == pytest.approx(diffed["mean_difference"], abs=1e-6)
+    assert gated["bootstrap95"] == pytest.approx(diffed["bootstrap95"], abs=1e-6) and gated["bootstrap95"][0] < gated["bootstrap95"][1]
+    runs = [(SavedRun(tmp_path / f"{number:04d}.json", number, "nocommit", "20261205_000000", name, False), report)
+            for number, (name, report) in enumerate((("before", before), ("after", after)), start=1)]
+    headers, rows, _ = history_rows(runs, "mrr@k")
+    shown = next(row for row in rows if row[0] == "0002" and row[headers.index("arm")] == "mine")
+    assert interval(tuple(diffed["bootstrap95"]), sign=True) in shown

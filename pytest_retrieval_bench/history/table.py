@@ -9,6 +9,7 @@ from typing import Any
 from pytest_retrieval_bench.history.store import Loaded, series_labels
 from pytest_retrieval_bench.report.build import paired_differences, samples_digests
 from pytest_retrieval_bench.report.diff import positive_rows
+from pytest_retrieval_bench.report.gate import run_pair_seed
 from pytest_retrieval_bench.report.tables import fixed_width, interval, number, signed
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.metrics import cutoffs
@@ -44,7 +45,7 @@ def history_rows(loaded: Loaded, metric: str | None = None) -> tuple[list[str], 
             if before is not None:
                 _, diffs = paired_differences(current, before, chosen)
                 if diffs:  # the bootstrap alone: a history needs no t-test
-                    paired = stats.bootstrap_interval(diffs, f"history|{label}|{arm}|{chosen}")
+                    paired = stats.bootstrap_interval(diffs, run_pair_seed("all", arm, chosen))
                     change, bootstrap, verdict = signed(stats.mean(diffs)), interval(paired, sign=True), verdict_of(paired, len(diffs))
             rows.append([f"{run.counter:04d}", date, run.commit, run.name + (" (partial)" if run.partial else ""), label, samples, arm,
                          number(metrics.get(chosen)), interval(bounds), number(metrics.get("recall@10")), number(metrics.get("mrr@k")),

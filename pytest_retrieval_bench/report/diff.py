@@ -2,8 +2,9 @@
 
 For every arm both reports hold (fixture-arm variants and command arms included, no `--arm`
 needed), the paired difference AFTER - BEFORE of each paired metric over the positive samples both
-scored in the group, with the bootstrap interval, verdict and wins/losses/ties exactly as the
-report's own `paired` section computes them (one generator per interval, seeded by its name), and
+scored in the group, with the bootstrap interval, verdict and wins/losses/ties computed as the
+report's own `paired` section computes them, its generator seeded as the gate's for the same arm,
+group and metric (`run_pair_seed`: a diff of a gated run shows the gate's interval), and
 the per-sample changes worst first as the gate lists them. Samples and arms on one side only are
 named. Pure functions over report dictionaries: nothing is written.
 """
@@ -14,7 +15,7 @@ from typing import Any, Sequence
 
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import PAIRED_METRICS, groups_of, paired_comparison
-from pytest_retrieval_bench.report.gate import compare
+from pytest_retrieval_bench.report.gate import compare, run_pair_seed
 from pytest_retrieval_bench.report.merge import is_named
 from pytest_retrieval_bench.scoring.exact import exact_metrics
 
@@ -67,7 +68,7 @@ def diff_reports(before: dict[str, Any], after: dict[str, Any], arms: Sequence[s
         old, new = positive_rows(before, arm, group), positive_rows(after, arm, group)
         results = {}
         for metric in metrics:
-            result = paired_comparison(f"diff|{group}|{arm}|{metric}", new, old, metric)
+            result = paired_comparison(run_pair_seed(group, arm, metric), new, old, metric)
             if result is not None:
                 results[metric] = result
         paired[arm] = results

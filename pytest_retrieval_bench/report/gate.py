@@ -20,6 +20,13 @@ from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import groups_of, samples_digests
 
 NONINFERIOR, NOREGRESSION = "noninferior", "noregression"
+
+
+def run_pair_seed(group: str, arm: str, metric: str) -> str:
+    """The bootstrap name of one arm's metric in two runs (this run against a baseline, AFTER against
+    BEFORE, a saved run against the one before it): one name for the same comparison, so the gate,
+    `retrieval-bench diff` and `history` draw the same resamples and show the same interval."""
+    return f"gate|{group}|{arm}|{metric}"
 FORMS = {NONINFERIOR: "non-inferiority", NOREGRESSION: "no confident regression"}
 Z95 = 1.96
 _RULE = re.compile(r"^(?:(?P<form>[a-z]+):)?(?P<metric>[a-z_0-9]+@(?:\d+|k))\s*>=\s*(?P<threshold>[-+]?\d+(?:\.\d+)?)(?P<options>(?::.+)?)$")
@@ -179,7 +186,7 @@ def compare(run: dict[str, Any], baseline: dict[str, Any], rules: Sequence[GateR
             ids = [i for i in sorted(set(current) & set(base)) if _in_group(current[i], rule.group)
                    and current[i].get("stratum") == "positive" and arm in current[i]["arms"] and arm in base[i]["arms"]]
             diffs = [current[i]["arms"][arm]["metrics"].get(rule.metric, 0.0) - base[i]["arms"][arm]["metrics"].get(rule.metric, 0.0) for i in ids]
-            interval = stats.bootstrap_interval(diffs, f"gate|{rule.group}|{arm}|{rule.metric}")
+            interval = stats.bootstrap_interval(diffs, run_pair_seed(rule.group, arm, rule.metric))
             passed = passes(rule.form, interval, rule.threshold)
             entry = {
                 "rule": rule.text, "form": rule.form, "arm": arm, "group": rule.group, "metric": rule.metric, "threshold": rule.threshold,
