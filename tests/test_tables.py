@@ -12,8 +12,10 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from pytest_retrieval_bench.report.markdown import escape, render
-from pytest_retrieval_bench.report.tables import arm_table, fixed_width, groups_to_show, p_value, paired_table
+from pytest_retrieval_bench.report.tables import arm_table, fixed_width, groups_to_show, p_value, paired_table, report_lines
 from pytest_retrieval_bench.scoring.verdicts import MIN_PAIRED, holm, verdict_of
+
+from report_helpers import scored_report
 
 RELEASE = Path(__file__).resolve().parent.parent / "testdata" / "release"
 SAMPLES = "release/benchmark/synthetic_v1/samples.jsonl"
@@ -88,6 +90,16 @@ def test_groups_by_kind_or_name() -> None:
     summary = {"all": {}, "task:a": {}, "task:b": {}, "repo:x/y": {}, "stratum:positive": {}}
     assert groups_to_show(summary, ["all", "task"]) == ["all", "task:a", "task:b"]
     assert groups_to_show(summary, ["repo:x/y", "nonsense"]) == ["repo:x/y"]
+
+
+def test_a_table_group_that_names_nothing_is_said_not_silently_dropped() -> None:
+    report = scored_report()
+    lines = report_lines(report, 20, ["tasks", "task:nosuch", "all"], None)
+    said = [line for line in lines if line.startswith("retrieval-bench: --bench-table")]
+    assert said == ["retrieval-bench: --bench-table 'tasks', 'task:nosuch': no such group in this report "
+                    "(its groups: all, and by kind repo, stratum, task; e.g. repo:o/r0)"]
+    assert "retrieval-bench summary (group all)" in lines  # the groups that exist are still shown
+    assert not [line for line in report_lines(report, 20, ["all", "task"], None) if line.startswith("retrieval-bench: --bench-table")]
 
 
 def test_paired_rows_state_the_reports_verdict() -> None:
