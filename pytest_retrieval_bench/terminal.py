@@ -48,11 +48,14 @@ def status_of(record: dict[str, Any], limit: int, what: str = "") -> tuple[str, 
     `what` (the repository and task type) follows the word on a `-v` line.
 
     A miss is its own category, so pytest's final line counts it (`7 missed`) beside the passed
-    items; it is still a passed test (exit code, `--lf` and JUnit see it as one).
+    items; it is still a passed test (exit code, `--lf` and JUnit see it as one). An abstention on
+    a positive sample (which carries metrics; a no-gold one does not) found no gold file either, so
+    it counts as missed too, keeping its own word: an arm that abstains everywhere is not all green.
     """
     word = outcome_word(record)
     shown = f"{word}@{limit}" if word in ("HIT", "MISS") else word
-    return ("missed" if word == "MISS" else "passed"), STATUS_LETTERS[word], f"{shown} ({what})" if what else shown
+    missed = word == "MISS" or (word == "ABSTAIN" and bool(record.get("metrics")))
+    return ("missed" if missed else "passed"), STATUS_LETTERS[word], f"{shown} ({what})" if what else shown
 
 
 class SnapshotProgress:

@@ -333,3 +333,19 @@ def test_a_snapshot_is_torn_down_before_the_next_is_set_up(bench: pytest.Pyteste
     assert all(call["others_alive"] == [] for call in calls)  # one snapshot (and its private copy) per process
     keys = [call["key"] for call in calls]
     assert sum(1 for before, after in zip(keys, keys[1:]) if before != after) == 2  # each snapshot's items run together
+
+
+def test_an_arm_that_abstains_everywhere_counts_its_positive_samples_as_missed(bench: pytest.Pytester) -> None:
+    bench.makeconftest("""
+import pytest_retrieval_bench
+
+@pytest_retrieval_bench.arm("silent")
+def silent(bench_request):
+    return []
+""")
+    result = run(bench, f"--bench-samples={SAMPLES}", "--bench-arms=silent", "-p", "no:cacheprovider", "-v")
+    labelled_no_gold = [row["id"] for row in ROWS if row["gold"].get("no_gold") is True]
+    positives = len(ROWS) - len(labelled_no_gold) - 1  # the unlabeled one is skipped
+    assert result.ret == 0
+    assert result.parseoutcomes() == {"passed": len(labelled_no_gold), "missed": positives, "skipped": 1}
+    assert sum(" ABSTAIN " in line for line in result.outlines) == positives + len(labelled_no_gold)  # the word stays ABSTAIN
