@@ -349,3 +349,19 @@ def silent(bench_request):
     assert result.ret == 0
     assert result.parseoutcomes() == {"passed": len(labelled_no_gold), "missed": positives, "skipped": 1}
     assert sum(" ABSTAIN " in line for line in result.outlines) == positives + len(labelled_no_gold)  # the word stays ABSTAIN
+
+
+def test_after_x_the_samples_with_no_record_are_those_of_the_items_not_run(bench: pytest.Pytester) -> None:
+    bench.makeconftest("""
+import pytest_retrieval_bench
+
+@pytest_retrieval_bench.arm("broken")
+def broken(bench_request):
+    raise RuntimeError("boom")
+""")
+    result = run(bench, f"--bench-samples={SAMPLES}", "--bench-arms=broken", "-p", "no:cacheprovider", "-x", "--bench-report=x.json")
+    assert result.ret == 1
+    report = json.loads((bench.path / "x.json").read_text())  # no complete report there: the partial one takes its name
+    not_run = report["partial"]["not_run"]
+    assert len(not_run) == len(ROWS) - 2  # one failed, the unlabeled one is a protocol skip that records nothing
+    assert report["missing"] == sorted({item.partition("[")[0] for item in not_run}) and UNLABELED not in report["missing"]

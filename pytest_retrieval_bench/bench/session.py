@@ -398,7 +398,8 @@ class BenchSession:
         for key, reason in sorted(self.lost.items()):
             if key not in records and key[0] in samples:
                 records[key] = failed_record(samples[key[0]], key[1], f"lost: {reason}", self.settings.limit)
-        missing = sorted({sample_id for sample_id, arm in self.expected if (sample_id, arm) not in records})
+        missing = sorted({sample_id for sample_id, arm in self.expected if (sample_id, arm) not in records and (sample_id, arm) not in self.skipped_items
+                          and not (sample_id in samples and samples[sample_id].skip_reason)})  # a protocol skip records nothing by design
         problems = [str(problem) for loaded in self.loaded for problem in loaded.problems]
         self.report = build_report(
             registration=self.registration,
