@@ -113,6 +113,7 @@ def test_a_real_runs_report_is_read_back_whole_and_an_edited_one_is_not_gated_ag
     gated = run(bench, "--bench-baseline=main.json", "--bench-gate=recall@10>=-0.02", "--bench-report=pr.json")
     assert gated.ret == USAGE_ERROR
     assert "main.json: results that its own records contradict" in gated.stderr.str()
+    assert gated.stderr.str().count("main.json:") == 1  # the file is named once
     assert "a report edited by hand is not used" in gated.stderr.str()
     assert not (bench.path / "pr.json").exists()
     updated = run(bench, "--bench-baseline=main.json", "--bench-update-baseline")
@@ -138,3 +139,22 @@ def test_an_edited_saved_run_is_skipped_by_compare_and_noted_by_history(bench: p
     shown = cli(bench, "history")
     assert shown.returncode == 0, shown.stderr
     assert f"{second.name}: unreadable (results that its own records contradict" in shown.stdout + shown.stderr
+
+
+def test_a_value_of_the_wrong_type_is_named_by_its_entry(tmp_path: Path) -> None:
+    report = scored_report()
+    report["details"][1]["arms"]["grep"]["metrics"]["recall@10"] = "high"
+    with pytest.raises(BenchError) as caught:
+        read_report(written(tmp_path, report))
+    assert str(caught.value) == (f"{tmp_path / 'report.json'}: not a valid report: $.details[1].arms['grep'].metrics['recall@10']: got a string; "
+                                 "metrics must be an object of metric names to numbers")
+
+
+def test_an_output_under_a_file_names_the_file_in_the_way(tmp_path: Path) -> None:
+    from pytest_retrieval_bench.report.build import write_atomically
+
+    (tmp_path / "afile").write_text("")
+    for target in (tmp_path / "afile" / "x.json", tmp_path / "afile" / "deeper" / "x.json"):
+        with pytest.raises(NotADirectoryError) as caught:
+            write_atomically(target, b"{}")
+        assert caught.value.strerror == f"{tmp_path / 'afile'} is a file, not a directory"  # what the writers' messages show

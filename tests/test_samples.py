@@ -145,3 +145,28 @@ def test_mistyped_path_fields_are_located_errors(gold, field):
 def test_path_objects_are_accepted_in_every_path_list():
     sample = parse_arb_row(_row(gold={"related_tests": [{"path": "t.py"}], "negative_distractors": [{"path": "n.py"}]}), "f", 1)
     assert sample.gold_files == ("t.py",) and sample.hard_negatives == ("n.py",)
+
+
+@pytest.mark.parametrize("line, message", [
+    ('{"id": "s1",', "malformed JSON: unexpected end of data (the line ends before its JSON value does)"),
+    ('{"id" "s1"}', "malformed JSON at character 7 of the line: unexpected character, expected ':' after key"),
+    ('{"é": 1 2}', "malformed JSON at character 9 of the line: unexpected character, expected ',' or '}'"),
+])
+def test_a_malformed_line_is_placed_on_its_own_line_not_on_orjsons(tmp_path: Path, line: str, message: str) -> None:
+    path = _write(tmp_path / "s.jsonl", [json.dumps(_row()), json.dumps(_row(id="s2")), line])
+    assert [str(problem) for problem in load_samples(path).problems] == [f"{path}:3: {message}"]  # never orjson's "line 2 column 1"
+
+
+def test_bytes_that_are_not_utf8_are_named_with_their_place(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(json.dumps(_row()).encode() + b'\n{"id": "\xff\xfe"}\n')
+    assert [str(problem) for problem in load_samples(path).problems] == [f"{path}:2: not valid UTF-8: byte 0xff at byte 9 of the line"]
+
+
+def test_a_directory_given_as_samples_is_named_a_directory(tmp_path: Path) -> None:
+    from pytest_retrieval_bench.errors import InputError
+
+    with pytest.raises(InputError, match="a directory, not a samples file"):
+        load_samples(tmp_path)
+    with pytest.raises(InputError, match="no such file"):
+        load_samples(tmp_path / "absent.jsonl")

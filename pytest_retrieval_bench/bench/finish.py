@@ -70,8 +70,8 @@ def load_baseline(path: Path | None, update_baseline: bool, registration: dict[s
         check_compatible(registration, baseline, arms, rules)
         if update_baseline:
             check_update(baseline, registration, arms)
-    except BenchError as error:
-        raise BenchError(f"{path}: {error}") from error
+    except BenchError as error:  # read_report names the file already; the checks after it do not
+        raise (error if str(error).startswith(f"{path}: ") else BenchError(f"{path}: {error}")) from error
     return baseline
 
 

@@ -18,7 +18,7 @@ from pytest_retrieval_bench.corpus.progress import Counted
 from pytest_retrieval_bench.corpus.read_receipts import Receipt, ReadReceipts, identity
 from pytest_retrieval_bench.corpus.snapshot import Snapshot, check_relative_path, is_text, row_hash
 from pytest_retrieval_bench.errors import InputError, SnapshotError
-from pytest_retrieval_bench.files.jsonl import iter_numbered_lines, iter_sample_lines, open_zstd
+from pytest_retrieval_bench.files.jsonl import iter_numbered_lines, iter_sample_lines, malformed_line, open_zstd
 from pytest_retrieval_bench.index.repomap_nodes import NodeReader
 
 
@@ -41,7 +41,7 @@ class _TreeRows:
         try:
             row = orjson.loads(text)
         except orjson.JSONDecodeError as error:
-            raise InputError(self.source, f"malformed JSON: {error}", line=number) from error
+            raise InputError(self.source, malformed_line(error, text), line=number) from error
         if type(row) is not dict:
             raise InputError(self.source, "expected a JSON object", line=number)
         chunk_path = row.get("path")

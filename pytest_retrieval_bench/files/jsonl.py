@@ -133,3 +133,23 @@ def iter_sample_lines(path: Path) -> Iterator[Line]:
                 yield from _lines(raw, source)
     except OSError as error:
         raise InputError(source, f"cannot read: {error.strerror or error}") from error
+
+
+def malformed_line(error: Exception, text: bytes) -> str:
+    """What is wrong with one JSONL line that did not parse, placed on that line.
+
+    orjson places an error by line and column of the text it was given: for one line with its
+    newline, an unfinished object is at "line 2 column 1", which reads as the file's line 2. Bytes
+    that are not UTF-8 it words as "str is not valid UTF-8: surrogates not allowed", at column 1."""
+    try:
+        text.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return f"not valid UTF-8: byte 0x{text[bad.start]:02x} at byte {bad.start + 1} of the line"
+    message = getattr(error, "msg", str(error))
+    position = getattr(error, "pos", None)
+    content = text.rstrip(b"\r\n")
+    if position is None:
+        return f"malformed JSON: {message}"
+    if position >= len(content.decode("utf-8")):
+        return f"malformed JSON: {message} (the line ends before its JSON value does)"
+    return f"malformed JSON at character {position + 1} of the line: {message}"

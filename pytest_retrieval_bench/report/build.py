@@ -6,6 +6,7 @@ from written reports (merging), all give the same bytes (wall_ms and latency asi
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections import defaultdict
@@ -44,10 +45,22 @@ def rounded(value: Any) -> Any:
     return value
 
 
+def _make_directory(directory: Path) -> None:
+    """`directory` and its missing parents; where a file stands in the way, an error naming that file
+    (`mkdir` says only "File exists", which reads as if the output itself were there)."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = next((step for step in (directory, *directory.parents) if step.exists() and not step.is_dir()), None)
+        if blocker is None:
+            raise
+        raise NotADirectoryError(errno.ENOTDIR, f"{blocker} is a file, not a directory") from None
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     """Write a temporary file beside `path`, flush it to disk, then rename it over `path`: a crash or
     a full disk leaves the old file or the new one, never half of one (nor the temporary)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _make_directory(path.parent)
     with leftovers.held_signals():  # a signal removes the temporary until it is renamed
         handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         leftovers.track(name)

@@ -89,8 +89,26 @@ def _fields(value: Any, fields: dict[str, tuple[Check, str, bool]], where: str) 
                 return f"{where}.{name}: missing (expected {what})"
             continue
         if not check(value[name]):
+            step = _bad_item(value[name], check)
+            if step:
+                return f"{where}.{name}{step}: got {_kind(_item(value[name], step))}; {name} must be {what}"
             return f"{where}.{name}: expected {what}, got {_kind(value[name])}"
     return None
+
+
+def _bad_item(value: Any, check: Check) -> str:
+    """The JSON path step of the first entry of an object or list that fails `check` on its own
+    (`['recall@10']`, `[3]`), so a refusal names the entry, not only its container ("" if none does)."""
+    if isinstance(value, dict):
+        return next((f"[{name!r}]" for name, item in value.items() if not check({name: item})), "")
+    if isinstance(value, list):
+        return next((f"[{index}]" for index, item in enumerate(value) if not check([item])), "")
+    return ""
+
+
+def _item(value: Any, step: str) -> Any:
+    """The entry `_bad_item` named."""
+    return value[int(step[1:-1])] if isinstance(value, list) else next(item for name, item in value.items() if f"[{name!r}]" == step)
 
 
 def _kind(value: Any) -> str:

@@ -17,7 +17,7 @@ import orjson
 
 from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.errors import InputError
-from pytest_retrieval_bench.files.jsonl import Line, is_release_archive, iter_sample_lines
+from pytest_retrieval_bench.files.jsonl import Line, is_release_archive, iter_sample_lines, malformed_line
 from pytest_retrieval_bench.files.sha256 import file_sha256
 from pytest_retrieval_bench.samples import contextbench, known_target, relevance
 from pytest_retrieval_bench.samples.arb import parse_arb_row
@@ -66,7 +66,7 @@ def _parse_line(text: bytes, source: str, line: int, parse_row: RowParser = pars
     try:
         row = orjson.loads(text)
     except orjson.JSONDecodeError as error:
-        raise InputError(source, f"malformed JSON: {error}", line=line) from error
+        raise InputError(source, malformed_line(error, text), line=line) from error
     if not isinstance(row, dict):
         raise InputError(source, f"expected a JSON object, got {type(row).__name__}", line=line)
     return parse_row(row, source, line)
@@ -149,7 +149,7 @@ def _unsupported(sample: Sample, source: str, line: int) -> InputError | None:
 def load_samples(path: Path, fold_map: dict[str, str] | None = None, task_type: str | None = None) -> LoadedSamples:
     """Load one samples file. Raises InputError only when the file cannot be opened at all."""
     if not path.is_file():
-        raise InputError(str(path), "no such file")
+        raise InputError(str(path), "a directory, not a samples file" if path.is_dir() else "no such file" if not path.exists() else "not a regular file")
     if path.name.endswith(".parquet"):
         contextbench.require_pyarrow(path)  # a missing optional dependency is a usage error, not a bad row
     loaded = LoadedSamples(path=path, digest=file_sha256(path), format=detect_format(path))
