@@ -3,7 +3,6 @@ hook that returns something other than arms, is a usage error naming where it ca
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,6 @@ from pytest_retrieval_bench import Answer
 from pytest_retrieval_bench.arms.discovery import available_arms
 from pytest_retrieval_bench.errors import BenchError
 
-RELEASE = Path(__file__).resolve().parent.parent / "testdata" / "release"
 SAMPLES = "release/benchmark/synthetic_v1/samples.jsonl"
 CORPUS = "release/corpus/synthetic_v1"
 USAGE_ERROR = 4
@@ -73,9 +71,8 @@ def test_a_hook_list_holding_a_non_arm_is_refused(tmp_path: Path, item: Any) -> 
 
 
 @pytest.fixture
-def bench(pytester: pytest.Pytester) -> pytest.Pytester:
-    shutil.copytree(RELEASE, pytester.path / "release")
-    return pytester
+def bench(release_bench: pytest.Pytester) -> pytest.Pytester:
+    return release_bench
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

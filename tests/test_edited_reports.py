@@ -4,7 +4,6 @@ input or a page's report with a number edited by hand is refused, naming the fil
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +17,6 @@ from pytest_retrieval_bench.report.merge import read_report
 
 from report_helpers import SHIFTED_ARM, scored_report
 
-RELEASE = Path(__file__).resolve().parent.parent / "testdata" / "release"
 SAMPLES = "release/benchmark/synthetic_v1/samples.jsonl"
 CORPUS = "release/corpus/synthetic_v1"
 SECTIONS = ("summary", "paired", "latency", "baseline")
@@ -77,10 +75,9 @@ def test_read_report_refuses_an_edited_record_for_every_reader(tmp_path: Path) -
 
 
 @pytest.fixture
-def bench(pytester: pytest.Pytester) -> pytest.Pytester:
-    shutil.copytree(RELEASE, pytester.path / "release")
-    pytester.makeconftest(SHIFTED_ARM.format(shift=0))
-    return pytester
+def bench(release_bench: pytest.Pytester) -> pytest.Pytester:
+    release_bench.makeconftest(SHIFTED_ARM.format(shift=0))
+    return release_bench
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

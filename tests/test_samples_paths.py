@@ -4,26 +4,18 @@ is collected once, and a project's ini `bench_samples` does not stand in the way
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
 
 from report_helpers import assert_outcomes
 
-RELEASE = Path(__file__).resolve().parent.parent / "testdata" / "release"
 SAMPLES = "release/benchmark/synthetic_v1/samples.jsonl"
 CORPUS = "release/corpus/synthetic_v1"
 USAGE_ERROR = 4
 
 
-@pytest.fixture
-def bench(pytester: pytest.Pytester) -> pytest.Pytester:
-    shutil.copytree(RELEASE, pytester.path / "release")
-    return pytester
-
-
-def test_a_samples_file_named_through_a_linked_directory_is_collected_once(bench: pytest.Pytester) -> None:
+def test_a_samples_file_named_through_a_linked_directory_is_collected_once(release_bench: pytest.Pytester) -> None:
+    bench = release_bench
     (bench.path / "linked").symlink_to(bench.path / "release", target_is_directory=True)
     direct = bench.runpytest_subprocess(SAMPLES, f"--bench-corpus={CORPUS}", "--bench-arms=grep", "-p", "no:cacheprovider", "--co", "-q")
     linked = bench.runpytest_subprocess(SAMPLES.replace("release/", "linked/", 1), f"--bench-corpus={CORPUS}", "--bench-arms=grep",
@@ -34,7 +26,8 @@ def test_a_samples_file_named_through_a_linked_directory_is_collected_once(bench
     assert len(linked_items) == len(items) and all(line.startswith("linked/") for line in linked_items)
 
 
-def test_ini_samples_do_not_block_a_merge_but_samples_on_the_command_line_do(bench: pytest.Pytester) -> None:
+def test_ini_samples_do_not_block_a_merge_but_samples_on_the_command_line_do(release_bench: pytest.Pytester) -> None:
+    bench = release_bench
     first = bench.runpytest_subprocess(f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", "--bench-arms=grep", "-p", "no:cacheprovider",
                                        "--bench-report=main.json")
     assert_outcomes(first, passed=34, skipped=1)
