@@ -150,7 +150,7 @@ CORRUPTIONS = {
     "detail-not-object": "$.details[0]: expected an object, got a string",
     "no-metrics": ".metrics: missing",
     "no-id": ".id: missing",
-    "metric-not-number": ".metrics: expected an object of metric names to numbers",
+    "metric-not-number": ".metrics['recall@10']: got a string; metrics must be an object of metric names to numbers",
     "ranking-not-list": ".ranking: expected a list of path strings, got a string",
     "arms-not-list": "$.registration.arms: expected a list of arm names, got a string",
     "details-not-list": "$.details: expected a list, got an object",
