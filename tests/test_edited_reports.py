@@ -155,3 +155,14 @@ def test_an_output_under_a_file_names_the_file_in_the_way(tmp_path: Path) -> Non
         with pytest.raises(NotADirectoryError) as caught:
             write_atomically(target, b"{}")
         assert caught.value.strerror == f"{tmp_path / 'afile'} is a file, not a directory"  # what the writers' messages show
+
+
+@pytest.mark.parametrize("folds", [{"acme/gin-lite": "A", "nimbus/rusty-cache": "B"}, {"nobody/elsewhere": "A"}])
+def test_a_fold_map_runs_report_is_read_back_whole_even_when_no_sample_is_in_the_map(bench: pytest.Pytester, folds: dict[str, str]) -> None:
+    (bench.path / "folds.json").write_text(json.dumps(folds))
+    assert run(bench, "--bench-fold-map=folds.json", "--bench-report=main.json").ret == 0
+    report = read_report(bench.path / "main.json", SECTIONS)
+    assert any(group.startswith("fold:") for group in report["summary"])  # a fold map gives fold groups, assigned or not
+    for args in (("html", "main.json", "-o", "page.html"), ("leaderboard", "main.json")):
+        shown = cli(bench, *args)
+        assert shown.returncode == 0, (args, shown.stderr)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.report.build import LABEL_KEYS, build_report
+from pytest_retrieval_bench.report.build import LABEL_KEYS, build_report, has_folds
 from pytest_retrieval_bench.report.merge import bench_difference
 
 
@@ -99,7 +99,7 @@ def updated_baseline(baseline: dict[str, Any], baseline_path: str, run: dict[str
         records=records.values(),
         baselines=baselines,
         limit=int(run["registration"].get("limit") or 20),
-        with_folds=any(label.get("partition", "unassigned") != "unassigned" for label in labels.values()),
+        with_folds=has_folds(run["registration"], labels),
         problems=run.get("problems", []),
         missing=run.get("missing", []),
         labels_override=labels,

@@ -93,6 +93,12 @@ LABEL_KEYS = ("repo", "base_commit", "task_type", "stratum", "partition", "gold"
 """The sample's labels a details entry holds beside its arms' records (`Sample.labels`)."""
 
 
+def has_folds(registration: dict[str, Any], labels: dict[str, dict[str, Any]]) -> bool:
+    """Whether a report rebuilt from these labels has fold groups, as its run had: a run given a fold
+    map has them (its digest is registered) even when no sample's repository is in the map."""
+    return bool(registration.get("fold_map_sha256")) or any(label.get("partition", "unassigned") != "unassigned" for label in labels.values())
+
+
 def details_labels(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each details entry's labels, by sample id: what a report rebuilt from its details is given."""
     return {entry["id"]: {key: entry[key] for key in LABEL_KEYS if key in entry} for entry in report["details"]}
@@ -326,6 +332,12 @@ def build_latency(rows_by_arm: dict[str, list[dict[str, Any]]]) -> dict[str, Any
     return latency
 
 
+def arm_row(record: dict[str, Any], labels: dict[str, Any], limit: int) -> dict[str, Any]:
+    """A (rounded) record as the summary and paired sections read it: with its sample's labels,
+    whether the sample is positive, and its exact metrics (for pairing)."""
+    return {**record, "_labels": labels, "_positive": labels["stratum"] == "positive", "_exact": exact_metrics(record, labels, limit)}
+
+
 def build_report(
     registration: dict[str, Any],
     samples: Iterable[Sample],
@@ -378,8 +390,7 @@ def build_report(
             # cache_state feeds only the latency section: like wall_ms it may differ between runs
             entry["arms"][arm] = {key: value for key, value in record.items() if key not in ("sample_id", "arm", "snapshot_sha256", "cache_state")}
             if sample_labels:
-                rows_by_arm[arm].append({**record, "_labels": sample_labels, "_positive": sample_labels["stratum"] == "positive",
-                                         "_exact": exact_metrics(record, sample_labels, limit)})
+                rows_by_arm[arm].append(arm_row(record, sample_labels, limit))
         details.append(entry)
     for rows in rows_by_arm.values():
         rows.sort(key=lambda row: row["sample_id"])

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Sequence
 import orjson
 
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.report.build import LABEL_KEYS, build_report, samples_digests
+from pytest_retrieval_bench.report.build import LABEL_KEYS, build_report, has_folds, samples_digests
 from pytest_retrieval_bench.report.derived_check import derived_problem
 from pytest_retrieval_bench.report.recompute import recomputation_problem
 from pytest_retrieval_bench.report.registration import SIDECAR_SUFFIX
@@ -216,7 +216,7 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
         records=records.values(),
         baselines=baselines,
         limit=int(limit or 20),
-        with_folds=any(label.get("partition", "unassigned") != "unassigned" for label in labels.values()),
+        with_folds=has_folds(reports[0][1]["registration"], labels),
         problems=problems,
         snapshot_problems=snapshot_problems,
         missing=sorted(sample_id for sample_id in missing if not any(key[0] == sample_id for key in records)),
