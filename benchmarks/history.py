@@ -1,10 +1,11 @@
 """CPU time of `retrieval-bench history` over many saved runs, and the size of its HTML page.
 
-One run of the bundled bench (every built-in arm plus a shifted bm25 arm, so the runs differ) is
-written, then saved `--runs` times (default 200) in a scratch storage folder, each copy's shifted
-arm re-scored with a different shift so that every run pairs against the previous one with a real
-change. Prints the CPU seconds of the text history and of the page (with each run's own page),
-the page's size, and the reference: the CPU of reading every saved file once. Asserts nothing.
+Five runs of the bundled bench (every default arm plus `mine`, bm25 with its first SHIFT answers
+moved last, SHIFT 0 to 4: real reports, each consistent with its own records, as the history reads
+only such) are saved in turn `--runs` times (default 200) in a scratch storage folder, so every
+run pairs against the previous one with a real change. Prints the CPU seconds of the text history
+and of the page (with each run's own page), the page's size, and the reference: the CPU of
+reading every saved file once. Asserts nothing.
 
     python benchmarks/history.py [--runs 200]
 """
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import shutil
 import subprocess
 import sys
@@ -27,27 +27,39 @@ sys.path.insert(0, str(ROOT))
 from pytest_retrieval_bench.history.page import write_history_page  # noqa: E402
 from pytest_retrieval_bench.history.store import load_saved, save_run, saved_runs  # noqa: E402
 from pytest_retrieval_bench.history.table import history_lines  # noqa: E402
-from pytest_retrieval_bench.report.build import canonical_json  # noqa: E402
 
 
-def _one_report(scratch: Path) -> dict:
+SHIFTED = """
+from pytest_retrieval_bench.arms.lexical import BM25Arm
+
+
+class Mine:
+    name = "mine"
+    uses_index = "lexical"
+
+    def retrieve(self, request):
+        ranking = list(BM25Arm("all").retrieve(request).ranking)
+        return ranking[{shift}:] + ranking[:{shift}]
+
+
+def pytest_retrieval_bench_arms(config):
+    return [Mine()]
+"""
+
+
+def _reports(scratch: Path, shifts: range = range(5)) -> list[bytes]:
+    """The bundled bench run once per shift of `mine`: each report as written."""
     shutil.copytree(ROOT / "testdata" / "release", scratch / "release")
-    subprocess.run([sys.executable, "-m", "pytest", "--bench-samples=release/benchmark/synthetic_v1/samples.jsonl",
-                    "--bench-corpus=release/corpus/synthetic_v1", "--bench-report=one.json", "-q", "-p", "no:cacheprovider"],
-                   cwd=scratch, check=True, capture_output=True)
-    return json.loads((scratch / "one.json").read_text())
-
-
-def _varied(report: dict, generator: random.Random) -> dict:
-    """The report with one arm's per-sample metrics moved a little (a changed arm), summaries left as written."""
-    copy = json.loads(json.dumps(report))
-    for entry in copy["details"]:
-        record = entry["arms"].get("grep")
-        if record and record.get("metrics"):
-            for name in ("recall@10", "mrr@k", "hit@20"):
-                if name in record["metrics"]:
-                    record["metrics"][name] = float(generator.random() < 0.7)
-    return copy
+    written = []
+    for shift in shifts:
+        (scratch / "conftest.py").write_text(SHIFTED.format(shift=shift))
+        subprocess.run([sys.executable, "-m", "pytest", "--bench-samples=release/benchmark/synthetic_v1/samples.jsonl",
+                        "--bench-corpus=release/corpus/synthetic_v1", "--bench-arms=lexical,mine", "--bench-report=one.json", "-q",
+                        "-p", "no:cacheprovider"], cwd=scratch, check=True, capture_output=True)
+        written.append((scratch / "one.json").read_bytes())
+        (scratch / "one.json").unlink()
+        (scratch / "one.json.registration.json").unlink(missing_ok=True)
+    return written
 
 
 def main() -> None:
@@ -56,11 +68,10 @@ def main() -> None:
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="history-bench-"))
     try:
-        report = _one_report(scratch)
+        reports = _reports(scratch)
         storage = scratch / "storage"
-        generator = random.Random(7)
         for number in range(args.runs):
-            save_run(storage, canonical_json(_varied(report, generator)), f"run{number}", None)
+            save_run(storage, reports[number % len(reports)], f"run{number}", None)
         runs = saved_runs(storage)
         started = time.process_time()
         for run in runs:
@@ -72,12 +83,14 @@ def main() -> None:
         text = time.process_time() - started
         started = time.process_time()
         page = scratch / "history.html"
+        loaded, _ = load_saved(runs, ("summary", "paired", "latency", "baseline"))  # as `history --html` reads them
         write_history_page(loaded, page)
         html = time.process_time() - started
-        print(f"saved runs: {len(runs)} ({sum(run.path.stat().st_size for run in runs) / 1e6:.1f} MB), history rows: {len(lines) - 2}")
+        print(f"saved runs: {len(runs)} ({sum(run.path.stat().st_size for run in runs) / 1e6:.1f} MB), read back: {len(loaded)}, "
+              f"unreadable: {len(unreadable)}, history rows: {len(lines) - 2}")
         print(f"reading every saved run once (reference): {reading:.2f} s CPU")
         print(f"retrieval-bench history (text): {text:.2f} s CPU ({text / reading:.1f}x the reference)")
-        print(f"history --html, the runs already read (page and {len(runs)} run pages): {html:.2f} s CPU; the page alone {page.stat().st_size / 1e6:.2f} MB")
+        print(f"history --html (the runs read again, every section its pages show checked; page and {len(runs)} run pages): {html:.2f} s CPU; the page alone {page.stat().st_size / 1e6:.2f} MB")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

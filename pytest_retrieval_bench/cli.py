@@ -237,7 +237,8 @@ def _run(args: argparse.Namespace) -> int:
         from pytest_retrieval_bench.history.table import history_lines
 
         runs = saved_runs(args.storage)
-        loaded, unreadable = load_saved(runs)  # once, for the table and the page
+        # once, for the table and the page (which shows each run's whole page: every section it shows is checked)
+        loaded, unreadable = load_saved(runs, ("summary", "paired", "latency", "baseline") if args.html is not None else ("summary",))
         print("\n".join(history_lines(loaded, unreadable, str(args.storage), args.metric)))
         if args.html is not None:
             from pytest_retrieval_bench.history.page import write_history_page

@@ -136,6 +136,17 @@ def test_an_edited_saved_run_is_skipped_by_compare_and_noted_by_history(bench: p
     shown = cli(bench, "history")
     assert shown.returncode == 0, shown.stderr
     assert f"{second.name}: unreadable (results that its own records contradict" in shown.stdout + shown.stderr
+    first = sorted(path for path in storage.glob("0001_*.json") if not path.name.endswith(".registration.json"))[0]
+    report = json.loads(first.read_text())
+    comparison = report["paired"]["all"]["mine vs grep"]["recall@10"]
+    comparison["mean_difference"], comparison["verdict"] = 0.5, "better"
+    first.write_text(json.dumps(report))
+    table = cli(bench, "history")
+    assert "0001" in table.stdout and f"{first.name}: unreadable" not in table.stdout + table.stderr  # the table shows no paired figure
+    page = cli(bench, "history", "--html", "history.html")
+    assert page.returncode == 0, page.stderr
+    assert f"{first.name}: unreadable (figures that its own details contradict, $.paired['all']['mine vs grep']['recall@10']" in page.stdout
+    assert not (bench.path / "history_runs" / "0001.html").exists()
 
 
 def test_a_value_of_the_wrong_type_is_named_by_its_entry(tmp_path: Path) -> None:

@@ -72,19 +72,31 @@ def save_run(storage: Path, report_bytes: bytes, name: str, commit: dict[str, An
     return path
 
 
-def _fits(run: SavedRun, digests: Sequence[str], limit: int) -> str | None:
-    """Why a saved run cannot be paired with this run (None when it can)."""
+def _misfit(report: Any, digests: Sequence[str], limit: int) -> str | None:
+    """Why a report read as JSON cannot be paired with this run, for the cheap reasons (None when it can,
+    or when it is too malformed to tell: `read_report` then says why)."""
     try:
-        report = read_report(run.path)
+        if samples_digests(report) != sorted(digests):
+            return "over other samples"
+        if report["registration"].get("limit") != limit:
+            return f"limit {report['registration'].get('limit')}, not {limit}"
+        return "partial" if report.get("partial") else None
+    except (AttributeError, KeyError, TypeError):
+        return None
+
+
+def _fits(run: SavedRun, digests: Sequence[str], limit: int) -> str | None:
+    """Why a saved run cannot be paired with this run (None when it can): the cheap reasons first,
+    then every check a baseline gets (the run's baseline reads it again)."""
+    try:
+        misfit = _misfit(orjson.loads(run.path.read_bytes()), digests, limit)
+        if misfit is None:
+            read_report(run.path)
+    except (OSError, orjson.JSONDecodeError) as error:
+        return f"unreadable ({error})"
     except BenchError as error:
         return f"unreadable ({_without_path(error, run.path)})"
-    if samples_digests(report) != sorted(digests):
-        return "over other samples"
-    if report.get("registration", {}).get("limit") != limit:
-        return f"limit {report.get('registration', {}).get('limit')}, not {limit}"
-    if report.get("partial"):
-        return "partial"
-    return None
+    return misfit
 
 
 def find_compared(storage: Path, choice: str, digests: Sequence[str], limit: int) -> tuple[SavedRun, list[str]]:
@@ -119,13 +131,15 @@ def _without_path(error: BenchError, path: Path) -> str:
     return str(error).removeprefix(f"{path}: ")
 
 
-def load_saved(runs: list[SavedRun]) -> tuple[Loaded, list[str]]:
-    """Each saved run with its report, read once for every view of the history; notes name the unreadable."""
+def load_saved(runs: list[SavedRun], sections: tuple[str, ...] = ("summary",)) -> tuple[Loaded, list[str]]:
+    """Each saved run with its report, read once for every view of the history, checked for the
+    `sections` they show (the table the summary; the page each run's whole page); notes name the
+    unreadable and the refused."""
     loaded: Loaded = []
     notes: list[str] = []
     for run in runs:
         try:
-            loaded.append((run, read_report(run.path, sections=("summary",))))
+            loaded.append((run, read_report(run.path, sections=sections)))
         except BenchError as error:
             notes.append(f"{run.path.name}: unreadable ({_without_path(error, run.path)})")
     return loaded, notes
