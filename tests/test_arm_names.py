@@ -34,10 +34,21 @@ def test_a_hook_arm_with_a_new_name_is_added(tmp_path: Path) -> None:
     assert arms_from_hook(tmp_path, [mine], None)["mine"] is mine
 
 
-@pytest.mark.parametrize("name", ["grep", "bm25:all", "arb-repomap", "corvint-query"])
-def test_a_hook_arm_named_like_a_defined_arm_is_refused(tmp_path: Path, name: str) -> None:
-    with pytest.raises(BenchError, match=f"pytest_retrieval_bench_arms hook: arm '{name}' has the name of"):
+@pytest.mark.parametrize("name", ["grep", "bm25:all", "arb-repomap"])
+def test_a_hook_arm_named_like_a_built_in_is_refused(tmp_path: Path, name: str) -> None:
+    with pytest.raises(BenchError, match=f"pytest_retrieval_bench_arms hook: arm '{name}' has the name of a built-in arm"):
         arms_from_hook(tmp_path, [Named(name)])
+
+
+def test_a_hook_may_replace_a_corvint_preset_once(tmp_path: Path) -> None:
+    """`preset_arms(binary)` returned from a hook is how a run picks the corvint executable."""
+    from pytest_retrieval_bench.arms.corvint import preset_arms
+
+    chosen = preset_arms("/opt/corvint/bin/corvint")
+    arms = arms_from_hook(tmp_path, chosen)
+    assert all(arms[arm.name] is arm for arm in chosen)
+    with pytest.raises(BenchError, match="arm 'corvint-query' has the name of an arm defined elsewhere"):
+        arms_from_hook(tmp_path, [Named("corvint-query")], [Named("corvint-query")])
 
 
 def test_two_hook_arms_of_one_name_are_refused(tmp_path: Path) -> None:
@@ -132,3 +143,34 @@ def mine(bench_request):
     result = run(bench, f"--bench-arms={name}", "--co")
     assert result.ret == USAGE_ERROR
     assert f"fixture arm '{name}': arm '{name}' has the name of an alias" in result.stderr.str()
+
+
+@pytest.mark.parametrize("name, other, message", [
+    ("grep", "", "fixture arm 'grep' has the name of an arm defined elsewhere"),
+    ("bm25", "", "fixture arm 'bm25': arm 'bm25' has the name of an alias"),
+    ("mine", "mine", "fixture arm 'mine' has the name of an arm defined elsewhere"),
+])
+def test_a_parametrized_fixture_arm_whose_name_is_taken_is_a_usage_error(bench: pytest.Pytester, name: str, other: str, message: str) -> None:
+    """A fixture arm's variants are selected by its name, so the name must be free, not only the variants'."""
+    hook = f"""
+from pytest_retrieval_bench import Answer
+
+class Other:
+    name = "{other}"
+    def retrieve(self, request):
+        return Answer(ranking=[])
+
+def pytest_retrieval_bench_arms(config):
+    return [Other()]
+""" if other else ""
+    bench.makeconftest(f"""
+import pytest
+import pytest_retrieval_bench
+
+@pytest_retrieval_bench.arm("{name}")
+@pytest.mark.parametrize("n", [1, 3])
+def variants(bench_request, n):
+    return bench_request.snapshot.paths()[:n]
+{hook}""")
+    result = run(bench, f"--bench-arms={name}", "--co")
+    assert result.ret == USAGE_ERROR and message in result.stderr.str(), result.stderr.str()

@@ -44,11 +44,15 @@ def refuse_alias_name(name: str, source: str) -> None:
         raise BenchError(f"{source}: arm {name!r} has the name of an alias (it selects {', '.join(ALIASES[name])}); give it another name")
 
 
-def _add(arms: dict[str, Arm], arm: Arm, source: str) -> None:
+def _add(arms: dict[str, Arm], arm: Arm, source: str, replaceable: set[str]) -> None:
     """Add an arm under its name, refusing one that another definition already holds: a built-in is
-    frozen, and two arms of one name would leave it to the order of definitions which one runs."""
+    frozen, and two arms of one name would leave it to the order of definitions which one runs. A
+    corvint preset may be replaced once (`preset_arms(binary)` returned from a hook is how a run
+    chooses the corvint executable)."""
     refuse_alias_name(arm.name, source)
-    if arm.name in arms:
+    if arm.name in replaceable:
+        replaceable.discard(arm.name)
+    elif arm.name in arms:
         holder = "a built-in arm" if arm.name in REFERENCE_ARMS else "an arm defined elsewhere"
         raise BenchError(f"{source}: arm {arm.name!r} has the name of {holder}; give it another name")
     arms[arm.name] = arm
@@ -58,22 +62,25 @@ def available_arms(pyproject: Path, command_options: Iterable[tuple[str, Path]],
     """Built-ins, the corvint presets, declared command arms, arms from hooks, then entry points.
 
     Raises BenchError for a bad declaration, a hook or entry point that returns something other than
-    arms, or an arm whose name another definition (a built-in above all) already holds.
+    arms, or an arm whose name another definition (a built-in above all) already holds; a corvint
+    preset may be replaced once, by a command arm, a hook or an entry point.
     """
     arms = builtin_arms()
     arms.update({arm.name: arm for arm in preset_arms()})
+    replaceable = {name for name in arms if name not in REFERENCE_ARMS}  # the presets
     declared = load_command_arms(pyproject)
     declared += [parse_command_arm_option(entry, base) for entry, base in command_options]
     for arm in declared:
         if arm.name in REFERENCE_ARMS:
             raise BenchError(f"command arm {arm.name!r} would replace a built-in arm")
         refuse_alias_name(arm.name, f"command arm {arm.name!r}")
+        replaceable.discard(arm.name)  # a declared command arm may take a preset's name, as declared
         arms[arm.name] = arm
     for result in hook_results:
         for arm in _checked_arms(result if result is not None else [], f"the {HOOK} hook"):
-            _add(arms, arm, f"the {HOOK} hook")
+            _add(arms, arm, f"the {HOOK} hook", replaceable)
     for arm in entry_point_arms():
-        _add(arms, arm, "an entry point of pytest_retrieval_bench.arms")
+        _add(arms, arm, "an entry point of pytest_retrieval_bench.arms", replaceable)
     for arm in arms.values():
         if not hasattr(arm, "descriptor"):  # a command arm's timeout is checked with its table
             checked_timeout(getattr(arm, "timeout", None), arm.name)

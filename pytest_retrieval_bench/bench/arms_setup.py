@@ -32,9 +32,10 @@ def configured_arms(config: pytest.Config, settings: Settings) -> dict[str, Arm]
     for arm in named_embedding_arms([*settings.arms, *settings.fuse], settings.embed):
         arms.setdefault(arm.name, arm)
     for arm in find_fixture_arms(config.pluginmanager.get_plugins()):
-        refuse_alias_name(arm.name, f"fixture arm {arm.name!r}")
-        if arm.name in arms:
-            raise BenchError(f"fixture arm {arm.name!r} has the name of an arm defined elsewhere")
+        base = arm.name.partition("[")[0]  # a variant's base name selects all its variants: it is taken too
+        refuse_alias_name(base, f"fixture arm {base!r}")
+        if arm.name in arms or (base != arm.name and base in arms):
+            raise BenchError(f"fixture arm {base!r} has the name of an arm defined elsewhere")
         arms[arm.name] = arm  # type: ignore[assignment]
     reserved = {**variant_aliases(arms), **ALIASES}
     for fusion in declare_fusions(settings.fuse, arms, lambda arm: arm_identity(arm, TOKENIZER_VERSION), reserved=reserved):
