@@ -71,7 +71,9 @@ def load_baseline(path: Path | None, update_baseline: bool, registration: dict[s
         if update_baseline:
             check_update(baseline, registration, arms)
     except BenchError as error:  # read_report names the file already; the checks after it do not
-        raise (error if str(error).startswith(f"{path}: ") else BenchError(f"{path}: {error}")) from error
+        if str(error).startswith(f"{path}: "):
+            raise
+        raise BenchError(f"{path}: {error}") from error
     return baseline
 
 

@@ -1,4 +1,5 @@
-"""A merge input's per-sample results, recomputed from what each record holds and compared.
+"""A report's per-sample results, recomputed from what each record holds and compared (for every
+report read back: a merge input, a baseline, a saved run, a page's).
 
 A record holds its ranking (R: given files gone, cut to the limit) and its entry the sample's
 gold and hard negatives, so every common file metric, the rank of the first gold file and the

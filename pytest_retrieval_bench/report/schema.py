@@ -89,11 +89,16 @@ def _fields(value: Any, fields: dict[str, tuple[Check, str, bool]], where: str) 
                 return f"{where}.{name}: missing (expected {what})"
             continue
         if not check(value[name]):
-            step = _bad_item(value[name], check)
+            step = _bad_item(value[name], check) if name in PER_ENTRY else ""
             if step:
                 return f"{where}.{name}{step}: got {_kind(_item(value[name], step))}; {name} must be {what}"
             return f"{where}.{name}: expected {what}, got {_kind(value[name])}"
     return None
+
+
+PER_ENTRY = frozenset({"ranking", "metrics", "gold", "given", "hard_negatives", "arms", "arm_identities", "samples", "corpus", "merged_from"})
+"""Fields whose check holds of each entry on its own, so the first failing entry is the one to name
+(not `shard`, whose index and count are checked together)."""
 
 
 def _bad_item(value: Any, check: Check) -> str:

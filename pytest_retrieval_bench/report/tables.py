@@ -121,16 +121,16 @@ def report_lines(report: dict[str, Any], limit: int, groups: Sequence[str], base
     """The tables of a report (a run's or a merge's): summary groups, paired comparisons, baseline."""
     summary, paired = report.get("summary", {}), report.get("paired", {})
     lines: list[str] = []
-    unmatched = [entry for entry in groups if not groups_to_show(summary, [entry])]
-    if unmatched and summary:  # a typo (`tasks`, `task:nosuch`) would otherwise print nothing at all
-        kinds = sorted({group.split(":", 1)[0] for group in summary if ":" in group})
-        lines += ["", f"retrieval-bench: --bench-table {', '.join(map(repr, unmatched))}: no such group in this report "
-                      f"(its groups: all, and by kind {', '.join(kinds)}; e.g. {next((g for g in sorted(summary) if ':' in g), 'all')})"]
     for group in groups_to_show(summary, groups):
         lines += ["", f"retrieval-bench summary (group {group})", *fixed_width(arm_table(summary[group], limit))]
         if paired.get(group):
             headers, rows = paired_table(paired[group])
             lines += [f"paired differences (group {group}; {PAIRED_NOTE.format(count=len(rows))})", *fixed_width((headers, rows))]
+    unmatched = [entry for entry in groups if not groups_to_show(summary, [entry])]
+    if unmatched and summary:  # a typo (`tasks`, `task:nosuch`) would otherwise print nothing at all
+        kinds = sorted({group.split(":", 1)[0] for group in summary if ":" in group})
+        lines += ["", f"retrieval-bench: --bench-table {', '.join(map(repr, unmatched))}: no such group in this report "
+                      f"(its groups: all, and by kind {', '.join(kinds)}; e.g. {next((g for g in sorted(summary) if ':' in g), 'all')})"]
     baseline = report.get("baseline")
     if baseline:
         lines.append(f"against baseline {baseline_path}: {'FAILED' if baseline['failed'] else 'passed'}")
