@@ -177,3 +177,12 @@ def test_a_fold_map_runs_report_is_read_back_whole_even_when_no_sample_is_in_the
     for args in (("html", "main.json", "-o", "page.html"), ("leaderboard", "main.json")):
         shown = cli(bench, *args)
         assert shown.returncode == 0, (args, shown.stderr)
+
+
+def test_a_field_checked_as_a_whole_is_not_named_by_one_of_its_entries() -> None:
+    from pytest_retrieval_bench.report.schema import report_problem
+
+    assert report_problem({"registration": {"shard": {"index": 1, "count": "3"}}, "details": []}) == (
+        "$.registration.shard: expected null or an object with whole-number index and count, got an object")
+    assert report_problem({"registration": {"samples": [{"sha256": "a"}, {"path": "b"}]}, "details": []}) == (
+        "$.registration.samples[1]: got an object; samples must be a list of objects with a sha256")
