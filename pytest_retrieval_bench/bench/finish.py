@@ -65,14 +65,12 @@ def load_baseline(path: Path | None, update_baseline: bool, registration: dict[s
                          "the baseline from the merge of every shard (retrieval-bench summarize shard-*.json --baseline ... --update-baseline)")
     if path is None or (update_baseline and not path.exists()):
         return None
+    baseline = read_report(path)  # its errors name the file already
     try:
-        baseline = read_report(path)
         check_compatible(registration, baseline, arms, rules)
         if update_baseline:
             check_update(baseline, registration, arms)
-    except BenchError as error:  # read_report names the file already; the checks after it do not
-        if str(error).startswith(f"{path}: "):
-            raise
+    except BenchError as error:
         raise BenchError(f"{path}: {error}") from error
     return baseline
 

@@ -398,8 +398,8 @@ class BenchSession:
         for key, reason in sorted(self.lost.items()):
             if key not in records and key[0] in samples:
                 records[key] = failed_record(samples[key[0]], key[1], f"lost: {reason}", self.settings.limit)
-        missing = sorted({sample_id for sample_id, arm in self.expected if (sample_id, arm) not in records and (sample_id, arm) not in self.skipped_items
-                          and not (sample_id in samples and samples[sample_id].skip_reason)})  # a protocol skip records nothing by design
+        unrecorded = set(not_run := self.not_run(records))  # a protocol skip or a skipped item records nothing by design: neither is missing
+        missing = sorted({sample_id for sample_id, arm in self.expected if f"{sample_id}[{arm}]" in unrecorded})
         problems = [str(problem) for loaded in self.loaded for problem in loaded.problems]
         self.report = build_report(
             registration=self.registration,
@@ -411,7 +411,7 @@ class BenchSession:
             problems=problems,
             snapshot_problems=snapshot_checks(self.config).entries(),
             missing=missing,
-            not_run=self.not_run(records),
+            not_run=not_run,
         )
         capture_failure = None
         if self.capture is not None:

@@ -20,7 +20,7 @@ import orjson
 
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import canonical_json, samples_digests, write_atomically
-from pytest_retrieval_bench.report.merge import read_report
+from pytest_retrieval_bench.report.merge import checked_report, read_report
 
 _FILE = re.compile(r"^(?P<counter>\d{4,})_(?P<commit>[0-9a-f]{7}|nocommit)_(?P<date>\d{8}_\d{6})_(?P<name>[A-Za-z0-9.-]+)(?P<partial>_partial)?\.json$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$")
@@ -87,11 +87,12 @@ def _misfit(report: Any, digests: Sequence[str], limit: int) -> str | None:
 
 def _fits(run: SavedRun, digests: Sequence[str], limit: int) -> str | None:
     """Why a saved run cannot be paired with this run (None when it can): the cheap reasons first,
-    then every check a baseline gets (the run's baseline reads it again)."""
+    then every check a baseline gets, on the JSON parsed once (the run's baseline reads it again)."""
     try:
-        misfit = _misfit(orjson.loads(run.path.read_bytes()), digests, limit)
+        report = orjson.loads(run.path.read_bytes())
+        misfit = _misfit(report, digests, limit)
         if misfit is None:
-            read_report(run.path)
+            checked_report(report, run.path)
     except (OSError, orjson.JSONDecodeError) as error:
         return f"unreadable ({error})"
     except BenchError as error:

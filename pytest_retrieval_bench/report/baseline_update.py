@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.report.build import LABEL_KEYS, build_report, has_folds
+from pytest_retrieval_bench.report.build import build_report, details_labels, has_folds
 from pytest_retrieval_bench.report.merge import bench_difference
 
 
@@ -85,8 +85,8 @@ def updated_baseline(baseline: dict[str, Any], baseline_path: str, run: dict[str
     records: dict[tuple[str, str], dict[str, Any]] = {}
     snapshots = {**baseline.get("snapshots", {}), **run.get("snapshots", {})}
     for report, arms in ((baseline, set(changes.kept)), (run, set(run_arms))):
+        labels.update(details_labels(report))
         for entry in report["details"]:
-            labels[entry["id"]] = {key: entry[key] for key in LABEL_KEYS if key in entry}
             if entry.get("skipped"):
                 records[(entry["id"], "")] = {"sample_id": entry["id"], "arm": "", "skipped": entry["skipped"]}
             for arm, record in entry.get("arms", {}).items():

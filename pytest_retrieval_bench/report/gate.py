@@ -20,6 +20,10 @@ from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import groups_of, samples_digests
 
 NONINFERIOR, NOREGRESSION = "noninferior", "noregression"
+FORMS = {NONINFERIOR: "non-inferiority", NOREGRESSION: "no confident regression"}
+Z95 = 1.96
+_RULE = re.compile(r"^(?:(?P<form>[a-z]+):)?(?P<metric>[a-z_0-9]+@(?:\d+|k))\s*>=\s*(?P<threshold>[-+]?\d+(?:\.\d+)?)(?P<options>(?::.+)?)$")
+_OPTION = re.compile(r":([a-z]+)=")
 
 
 def run_pair_seed(group: str, arm: str, metric: str) -> str:
@@ -27,10 +31,6 @@ def run_pair_seed(group: str, arm: str, metric: str) -> str:
     BEFORE, a saved run against the one before it): one name for the same comparison, so the gate,
     `retrieval-bench diff` and `history` draw the same resamples and show the same interval."""
     return f"gate|{group}|{arm}|{metric}"
-FORMS = {NONINFERIOR: "non-inferiority", NOREGRESSION: "no confident regression"}
-Z95 = 1.96
-_RULE = re.compile(r"^(?:(?P<form>[a-z]+):)?(?P<metric>[a-z_0-9]+@(?:\d+|k))\s*>=\s*(?P<threshold>[-+]?\d+(?:\.\d+)?)(?P<options>(?::.+)?)$")
-_OPTION = re.compile(r":([a-z]+)=")
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Sequence
 import orjson
 
 from pytest_retrieval_bench.errors import BenchError
-from pytest_retrieval_bench.report.build import LABEL_KEYS, build_report, has_folds, samples_digests
+from pytest_retrieval_bench.report.build import build_report, details_labels, has_folds, samples_digests
 from pytest_retrieval_bench.report.derived_check import derived_problem
 from pytest_retrieval_bench.report.recompute import recomputation_problem
 from pytest_retrieval_bench.report.registration import SIDECAR_SUFFIX
@@ -42,6 +42,12 @@ def read_report(path: Path, sections: tuple[str, ...] = ()) -> dict[str, Any]:
         raise BenchError(f"{path}: cannot read: {error.strerror or error}") from error
     except orjson.JSONDecodeError as error:
         raise BenchError(f"{path}: not a JSON report: {error}") from error
+    return checked_report(report, path, sections)
+
+
+def checked_report(report: Any, path: Path, sections: tuple[str, ...] = ()) -> dict[str, Any]:
+    """`read_report`'s checks of a report already parsed from `path` (for a reader that looked at its
+    JSON first): the report, or a BenchError naming `path`."""
     problem = report_problem(report)
     if problem:
         raise BenchError(f"{path}: {problem}" if problem == NOT_A_REPORT else f"{path}: not a valid report: {problem}")
@@ -199,8 +205,8 @@ def merge_reports(paths: Sequence[Path], known_arms: Iterable[str], baselines: S
             identities[arm], owners[arm] = identity, path
             if arm not in arms:
                 arms.append(arm)
+        labels.update(details_labels(report))
         for entry in report["details"]:
-            labels[entry["id"]] = {key: entry[key] for key in LABEL_KEYS if key in entry}
             if entry.get("skipped"):
                 records[(entry["id"], "")] = {"sample_id": entry["id"], "arm": "", "skipped": entry["skipped"]}
             for arm, record in entry.get("arms", {}).items():

@@ -89,9 +89,9 @@ def _fields(value: Any, fields: dict[str, tuple[Check, str, bool]], where: str) 
                 return f"{where}.{name}: missing (expected {what})"
             continue
         if not check(value[name]):
-            step = _bad_item(value[name], check) if name in PER_ENTRY else ""
-            if step:
-                return f"{where}.{name}{step}: got {_kind(_item(value[name], step))}; {name} must be {what}"
+            bad = _bad_item(value[name], check) if name in PER_ENTRY else None
+            if bad is not None:
+                return f"{where}.{name}{bad[0]}: got {_kind(bad[1])}; {name} must be {what}"
             return f"{where}.{name}: expected {what}, got {_kind(value[name])}"
     return None
 
@@ -101,19 +101,14 @@ PER_ENTRY = frozenset({"ranking", "metrics", "gold", "given", "hard_negatives", 
 (not `shard`, whose index and count are checked together)."""
 
 
-def _bad_item(value: Any, check: Check) -> str:
-    """The JSON path step of the first entry of an object or list that fails `check` on its own
-    (`['recall@10']`, `[3]`), so a refusal names the entry, not only its container ("" if none does)."""
+def _bad_item(value: Any, check: Check) -> tuple[str, Any] | None:
+    """The JSON path step (`['recall@10']`, `[3]`) and the value of the first entry of an object or
+    list that fails `check` on its own, so a refusal names the entry, not only its container."""
     if isinstance(value, dict):
-        return next((f"[{name!r}]" for name, item in value.items() if not check({name: item})), "")
+        return next(((f"[{name!r}]", item) for name, item in value.items() if not check({name: item})), None)
     if isinstance(value, list):
-        return next((f"[{index}]" for index, item in enumerate(value) if not check([item])), "")
-    return ""
-
-
-def _item(value: Any, step: str) -> Any:
-    """The entry `_bad_item` named."""
-    return value[int(step[1:-1])] if isinstance(value, list) else next(item for name, item in value.items() if f"[{name!r}]" == step)
+        return next(((f"[{index}]", item) for index, item in enumerate(value) if not check([item])), None)
+    return None
 
 
 def _kind(value: Any) -> str:
