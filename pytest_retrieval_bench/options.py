@@ -17,6 +17,7 @@ import orjson
 import pytest
 
 from pytest_retrieval_bench.arms.deadline import DEFAULT_ARM_TIMEOUT
+from pytest_retrieval_bench.arms.embed_batches import DEFAULT_MEMORY_BUDGET
 from pytest_retrieval_bench.arms.embedders import EmbedOptions
 from pytest_retrieval_bench.history import DEFAULT_STORAGE
 from pytest_retrieval_bench.shard import parse_shard
@@ -67,6 +68,8 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("embed-query-prefix", "str", "Text put before each query an embed:MODEL arm encodes (default: none)."),
     ("embed-passage-prefix", "str", "Text put before each chunk text an embed:MODEL arm encodes (default: none)."),
     ("embed-normalize", "str", "true or false: the model library normalises the embed:MODEL arms' vectors (default true)."),
+    ("embed-memory", "int", "MiB one encode call of an embedding arm may take (estimated; default 512): a batch of the bench's that "
+                            "would need more is split, said once per snapshot and reported."),
     ("embed-trust-remote-code", "flag", "Let a SentenceTransformers embed:MODEL arm run the model repository's own code (default: off)."),
     ("summarize", "paths", "Merge these written reports (repeatable; with --bench-report, without --bench-samples) and rebuild every summary."),
 )
@@ -360,12 +363,15 @@ def _embed_options(values: dict[str, Any]) -> EmbedOptions:
     batch_size = values["embed-batch-size"] if values["embed-batch-size"] is not None else 32
     if batch_size < 1:
         raise pytest.UsageError(f"--bench-embed-batch-size: must be at least 1, got {batch_size}")
+    memory = values["embed-memory"] if values["embed-memory"] is not None else DEFAULT_MEMORY_BUDGET >> 20
+    if memory < 1:
+        raise pytest.UsageError(f"--bench-embed-memory: must be at least 1 (MiB), got {memory}")
     normalize = (values["embed-normalize"] or "true").strip().lower()
     if normalize not in ("true", "false"):
         raise pytest.UsageError(f"--bench-embed-normalize: expected true or false, got {values['embed-normalize']!r}")
     return EmbedOptions(batch_size=batch_size, device=values["embed-device"], query_prefix=values["embed-query-prefix"] or "",
                         passage_prefix=values["embed-passage-prefix"] or "", normalize=normalize == "true",
-                        trust_remote_code=values["embed-trust-remote-code"])
+                        trust_remote_code=values["embed-trust-remote-code"], memory_budget=memory << 20)
 
 
 def _check_registration_options(values: dict[str, Any]) -> None:

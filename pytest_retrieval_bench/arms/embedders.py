@@ -13,7 +13,12 @@ import importlib.util
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
+
+from pytest_retrieval_bench.arms.embed_batches import DEFAULT_BYTES_PER_CHAR, DEFAULT_MEMORY_BUDGET
+
+if TYPE_CHECKING:
+    import numpy as np
 
 WORDLLAMA = "wordllama"
 HASH = "hash"
@@ -36,6 +41,14 @@ class EmbedOptions:
     passage_prefix: str = ""
     normalize: bool = True
     trust_remote_code: bool = False
+    #: bytes one encode call's transient memory may take (an estimate: see `embed_batches`); None:
+    #: the run's `--bench-embed-memory`. Not part of the model's identity: it changes only batches
+    #: that the bench's would not fit
+    memory_budget: int | None = None
+
+    @property
+    def budget(self) -> int:
+        return self.memory_budget if self.memory_budget is not None else DEFAULT_MEMORY_BUDGET
 
 
 def library_version(name: str) -> str:
@@ -78,14 +91,53 @@ def weights_digest(model: str) -> str | None:
 
 
 class WordLlamaEmbedder:
-    """wordllama's static embeddings (256 dimensions), normalised by wordllama itself when asked."""
+    """wordllama's static embeddings (256 dimensions), normalised by wordllama itself when asked.
 
-    def __init__(self, model: Any, normalize: bool):
-        self.model, self.normalize = model, normalize
+    wordllama pads a batch to its longest text and holds every padded token's vector twice (about
+    2.1 kB a token), so a text whose cost alone exceeds the memory budget is pooled here instead,
+    a block of tokens at a time, with wordllama's own tokenizer, table and arithmetic in wordllama's
+    order: the same float32 vector to the bit, in a bounded amount of memory."""
+
+    #: transient bytes per padded character (see `embed_batches.DEFAULT_BYTES_PER_CHAR`)
+    bytes_per_char = DEFAULT_BYTES_PER_CHAR
+    #: tokens pooled at a time for a text over the budget (about 50 MB of transient vectors)
+    BLOCK_TOKENS = 16_384
+
+    def __init__(self, model: Any, normalize: bool, memory_budget: int = DEFAULT_MEMORY_BUDGET):
+        self.model, self.normalize, self.memory_budget = model, normalize, memory_budget
         self.dimension = int(model.embedding.shape[1])
 
     def encode(self, texts: Sequence[str], batch_size: int = 32) -> Any:
+        if (len(texts) == 1 and len(texts[0]) * self.bytes_per_char > self.memory_budget
+                and not getattr(self.model, "binary", False)):
+            return self.pooled_in_blocks(texts[0])[None, :]
         return self.model.embed(list(texts), norm=self.normalize, batch_size=batch_size)
+
+    def pooled_in_blocks(self, text: str) -> np.ndarray:
+        """`embed([text])[0]` without padding or the whole (tokens, dim) array: wordllama sums the
+        masked token vectors one token after another in float32, so carrying the running sum from
+        block to block adds in the same order and gives the same bits."""
+        import numpy as np  # not at import: options read this module, and loading the plugin imports no numpy
+
+        model = self.model
+        encoded = model.tokenize([text])[0]
+        ids = np.array(encoded.ids, dtype=np.int32)
+        mask = np.array(encoded.attention_mask, dtype=np.float32)
+        del encoded
+        np.clip(ids, 0, model.embedding.shape[0] - 1, out=ids)
+        total: np.ndarray | None = None
+        for start in range(0, len(ids), self.BLOCK_TOKENS):
+            block = model.embedding[ids[start:start + self.BLOCK_TOKENS]] * mask[start:start + self.BLOCK_TOKENS, np.newaxis]
+            if total is not None:
+                block = np.concatenate([total[np.newaxis, :], block])
+            total = np.sum(block[np.newaxis], axis=1, dtype=np.float32)[0]
+        if total is None:
+            total = np.zeros(self.dimension, dtype=np.float32)
+        count = np.maximum(mask.sum(keepdims=True), 1.0).astype(np.float32)
+        vector = (total / count)[np.newaxis, :]
+        if self.normalize:
+            vector /= np.linalg.norm(vector, axis=1, keepdims=True)
+        return vector[0]
 
 
 class SentenceTransformerEmbedder:
@@ -127,7 +179,7 @@ def load_model(model: str, options: EmbedOptions) -> TextEmbedder:
 
         # the package's own folder as the cache: its default loader looks for the tokenizer elsewhere, then downloads
         loaded = WordLlama.load(cache_dir=package, disable_download=True)
-        return WordLlamaEmbedder(loaded, options.normalize)
+        return WordLlamaEmbedder(loaded, options.normalize, options.budget)
     if importlib.util.find_spec("sentence_transformers") is None:
         raise RuntimeError(f"model {model!r} needs sentence-transformers (pip install 'pytest-retrieval-bench[sentence-transformers]')")
     from sentence_transformers import SentenceTransformer

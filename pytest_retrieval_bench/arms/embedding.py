@@ -21,6 +21,7 @@ import numpy as np
 import orjson
 
 from pytest_retrieval_bench.arms.base import Answer, Request
+from pytest_retrieval_bench.arms.embed_batches import DEFAULT_BYTES_PER_CHAR, Splits, plan_calls
 from pytest_retrieval_bench.arms.embedders import (BUILT_IN_DIMENSIONS, EmbedOptions, TextEmbedder, load_model, model_libraries,
                                                    planned_device, weights_digest)
 from pytest_retrieval_bench.arms.lexical import NOT_APPLICABLE, RANKING_CAP
@@ -92,6 +93,8 @@ class EmbeddingArm:
     vector_store: VectorStore | None = None
     #: told of each snapshot's encoding: (arm, snapshot key, texts, encoded, seconds)
     on_encoded: Callable[[str, str, int, int, float], None] | None = None
+    #: told when a snapshot's set-up split batches to fit the memory budget: (arm, snapshot key, splits, budget)
+    on_split: Callable[[str, str, Splits, int], None] | None = None
     #: (arm, snapshot key) -> a context yielding the `(encoded, to encode)` callback of a progress display, or None
     show_encoding: Callable[[str, str], ContextManager[Callable[[int, int], None] | None]] | None = None
     _loaded: TextEmbedder | None = field(default=None, repr=False)
@@ -133,7 +136,8 @@ class EmbeddingArm:
         given = self.embedder if self.fixture is None else None
         dimension = BUILT_IN_DIMENSIONS.get(self.model) if built_in else getattr(given, "dimension", None)
         device = planned_device(self.model, self.options.device) if built_in else getattr(given, "device", None)
-        return {**self.model_identity(bound=False), "dimension": dimension if isinstance(dimension, int) else None,
+        return {**self.model_identity(bound=False), "memory_budget_bytes": self.options.budget,
+                "dimension": dimension if isinstance(dimension, int) else None,
                 "device": str(device) if device is not None else None,
                 "libraries": {"numpy": np.__version__, **(model_libraries(self.model) if built_in else {})}}
 
@@ -148,15 +152,20 @@ class EmbeddingArm:
                 raise ArmError(f"arm {self.name!r}: {error}") from None
         return self._loaded
 
-    def encode(self, texts: list[str], what: str) -> np.ndarray:
+    def encode(self, texts: list[str], what: str, batch_size: int | None = None) -> np.ndarray:
         embedder = self._embedder()
         try:
-            output = embedder.encode(texts, batch_size=self.options.batch_size)
+            output = embedder.encode(texts, batch_size=batch_size or self.options.batch_size)
         except ArmError:
             raise
         except Exception as error:
             raise ArmError(f"arm {self.name!r}: encoding {what} failed: {type(error).__name__}: {error}") from error
         return checked_vectors(self.name, output, len(texts), what)
+
+    def bytes_per_char(self) -> float:
+        """The embedder's transient bytes per padded character: its own `bytes_per_char`, else the default."""
+        declared = getattr(self._embedder(), "bytes_per_char", None)
+        return float(declared) if isinstance(declared, (int, float)) and declared >= 0 else DEFAULT_BYTES_PER_CHAR
 
     def dimension(self) -> int:
         if self._dimension is None:
@@ -180,11 +189,20 @@ class EmbeddingArm:
         started = time.perf_counter()
         dimension = self.dimension()
 
+        splits = Splits()
+
         def encode_chunks(missing: list[str]) -> np.ndarray:
-            vectors = self.encode(missing, f"{len(missing)} chunk texts")
-            if vectors.shape[1] != dimension:
-                raise ArmError(f"arm {self.name!r}: the embedder returned {vectors.shape[1]} dimensions for chunks, {dimension} before")
-            return vectors
+            plan = plan_calls([len(text) for text in missing], self.options.batch_size, self.options.budget,
+                              self.bytes_per_char())
+            splits.add(plan.splits)
+            parts = []
+            for call in plan.calls:
+                part = missing[call.start:call.stop]
+                vectors = self.encode(part, f"{len(part)} chunk texts", call.batch_size)
+                if vectors.shape[1] != dimension:
+                    raise ArmError(f"arm {self.name!r}: the embedder returned {vectors.shape[1]} dimensions for chunks, {dimension} before")
+                parts.append(vectors)
+            return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.empty((0, dimension), np.float32)
 
         showing = self.show_encoding(self.name, snapshot.key) if self.show_encoding is not None else nullcontext(None)
         with showing as progress:
@@ -192,6 +210,8 @@ class EmbeddingArm:
                                            encode_window(self.options.batch_size), progress)
         seconds = time.perf_counter() - started
         self._held = Held.of(snapshot.key, vectors, rows, encoded, seconds)
+        if splits.batches and self.on_split is not None:
+            self.on_split(self.name, snapshot.key, splits, self.options.budget)
         if self.on_encoded is not None:
             self.on_encoded(self.name, snapshot.key, len(texts), encoded, seconds)
 

@@ -21,6 +21,8 @@ class HashingEmbedder:
     """Each lower-cased word token adds +-1 to one of `dimension` buckets; rows L2-normalised."""
 
     model_name = "hash"
+    #: nothing is padded: a text's cost is its own, whatever its batch (no batch is ever split)
+    bytes_per_char = 0
 
     def __init__(self, dimension: int = 256, normalize: bool = True):
         self.dimension, self.normalize = dimension, normalize

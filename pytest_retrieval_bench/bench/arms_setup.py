@@ -3,6 +3,7 @@ ini, fixture arms from loaded plugins and conftests, and fusions of them (declar
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from pytest_retrieval_bench.arms.fixture_arms import FixtureArm, find_fixture_ar
 from pytest_retrieval_bench.arms.fusion import declare_fusions
 from pytest_retrieval_bench.arms.registry import ALIASES
 from pytest_retrieval_bench.arms.snapshot_latency import MatchedLatency
+from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.index.cache_writes import CacheWrites
 from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
@@ -68,13 +70,19 @@ def matched_arms(snapshot_latency: bool, role: str, arm_names: list[str], arms: 
     return matched
 
 
-def bind_embedding_arms(config: pytest.Config, arms: dict[str, Any], directory: Path | None, writes: CacheWrites) -> None:
+def bind_embedding_arms(config: pytest.Config, arms: dict[str, Any], directory: Path | None, writes: CacheWrites,
+                        memory_budget: int | None = None) -> None:
     """Every embedding arm (built-in or a user's) keeps its vectors in the run's vector cache (none:
-    `--bench-no-cache`) and shows its encoding on this process's progress display, if any."""
+    `--bench-no-cache`), shows its encoding on this process's progress display, if any, and keeps
+    to the run's encoder memory budget unless it was declared with one of its own."""
     store = VectorStore(directory, writes) if directory is not None else None
+    checks = snapshot_checks(config)
     for arm in filter(None, map(dense_arm, arms.values())):
         arm.vector_store = store
+        if arm.options.memory_budget is None and memory_budget is not None:
+            arm.options = dataclasses.replace(arm.options, memory_budget=memory_budget)
         arm.show_encoding = functools.partial(showing_encoding, config)
+        arm.on_split = checks.split
 
 
 def dense_arm(arm: Any) -> EmbeddingArm | None:
@@ -82,11 +90,12 @@ def dense_arm(arm: Any) -> EmbeddingArm | None:
     return arm if isinstance(arm, EmbeddingArm) else arm.embedding if isinstance(arm, FixtureArm) else None
 
 
-def embedding_models(arms: dict[str, Any], selected: list[str]) -> dict[str, dict[str, Any]]:
-    """The selected embedding arms' (fusion components too) model identity, library versions and device."""
+def embedding_models(arms: dict[str, Any], selected: list[str], splits: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """The selected embedding arms' (fusion components too) model identity, library versions, device
+    and memory budget, with the snapshots whose batches were split to fit it (`batches_split`)."""
     names = list(selected) + [part for name in selected for part in getattr(arms[name], "component_names", ())]
     dense = {name: dense_arm(arms[name]) for name in dict.fromkeys(names)}
-    return {name: arm.description() for name, arm in dense.items() if arm is not None}
+    return {name: {**arm.description(), "batches_split": splits.get(arm.name, [])} for name, arm in dense.items() if arm is not None}
 
 
 def dense_device(models: dict[str, dict[str, Any]]) -> str | None:

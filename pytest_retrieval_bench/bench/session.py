@@ -100,7 +100,8 @@ class BenchSession:
         self._require_snapshot_source()
         self._cache_writes = CacheWrites(None if settings.no_cache else self.cache_dir())  # shared: a full disk stops every cache write
         self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache())
-        bind_embedding_arms(config, self.arms, None if settings.no_cache else self.cache_dir() / "vectors", self._cache_writes)
+        bind_embedding_arms(config, self.arms, None if settings.no_cache else self.cache_dir() / "vectors", self._cache_writes,
+                            settings.embed.memory_budget)
         self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION,
                                                config.rootpath, content_digests=role != "worker", digest_of=self._file_digests.sha256 if self._file_digests else file_sha256)
         self.matched: dict[str, MatchedLatency] = matched_arms(settings.snapshot_latency, role, self.arm_names, self.arms)
@@ -417,7 +418,7 @@ class BenchSession:
         if self.capture is not None:
             self.capture.close()
             capture_failure = self.capture.failure_reason if self.capture.failed else None
-        models = embedding_models(self.arms, self.arm_names)
+        models = embedding_models(self.arms, self.arm_names, snapshot_checks(self.config).splits())
         self.report.update(commit_info=commit_info(self.config.rootpath), machine_info=machine_info(dense_device(models)), **({"embedding_models": models} if models else {}))
         published = publish(self.report, outputs_of(self.settings), self.baseline, self.rules, capture_failure=capture_failure,
                             registration_failure=self._registration_drift(), paired_against=self.baselines)

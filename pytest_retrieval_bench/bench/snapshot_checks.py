@@ -1,5 +1,6 @@
 """Snapshots that run but cannot be scored as their samples expect: one with no text file at all,
-or a gold file the snapshot does not hold.
+or a gold file the snapshot does not hold; and snapshots whose embedding set-up split batches to fit
+the memory budget (said the same way, once per snapshot, and reported in `embedding_models`).
 
 The bench scores them as it always did (an absent gold file is simply never ranked); these checks
 only make the cause visible, where a run would otherwise pass silently: a pytest warning once per
@@ -15,18 +16,38 @@ from typing import Any, Iterable
 
 import pytest
 
+from pytest_retrieval_bench.arms.embed_batches import Splits
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.samples.model import Sample
 
 EMPTY_SNAPSHOT = "empty_snapshot"
 UNDECODABLE_PATH = "undecodable_path"
 GOLD_NOT_IN_SNAPSHOT = "gold_not_in_snapshot"
+EMBEDDING_SPLIT = "embedding_batches_split"
 REPORT_ATTRIBUTE = "retrieval_bench_snapshot_problems"
 SHOWN_PER_WARNING = 5
 
 
 class SnapshotProblemWarning(pytest.PytestWarning):
     """A snapshot the bench runs on although some of its samples cannot score (see the report's `snapshot_problems`)."""
+
+
+class EmbeddingMemoryWarning(pytest.PytestWarning):
+    """An embedding arm's set-up split batches of a snapshot to keep the encoder within its memory budget."""
+
+
+def split_entry(arm: str, key: str, splits: Splits, budget: int) -> dict[str, Any]:
+    return {"kind": EMBEDDING_SPLIT, "arm": arm, "snapshot": key, "batches": splits.batches, "texts": splits.texts,
+            "encoded_alone_over_budget": splits.alone_over_budget, "longest_chars": splits.longest_chars, "budget_bytes": budget}
+
+
+def split_text(entry: dict[str, Any]) -> str:
+    budget_mib = entry["budget_bytes"] / (1 << 20)
+    alone = entry["encoded_alone_over_budget"]
+    over = f"; {alone} text{'s' if alone != 1 else ''} over it alone encoded on {'their' if alone != 1 else 'its'} own" if alone else ""
+    return (f"{entry['arm']} on snapshot {entry['snapshot']}: {entry['batches']} batch{'es' if entry['batches'] != 1 else ''} "
+            f"({entry['texts']} texts, the longest {entry['longest_chars']:,} characters) would exceed the "
+            f"{budget_mib:g} MiB encoder memory budget (--bench-embed-memory) and {'were' if entry['batches'] != 1 else 'was'} split{over}")
 
 
 def find_problems(snapshot: Snapshot, samples: Iterable[Sample]) -> list[dict[str, Any]]:
@@ -91,6 +112,15 @@ class SnapshotChecks:
         except SnapshotProblemWarning:
             pass  # `-W error`: the report still lists them; turning set-up into an error would change the scores
 
+    def split(self, arm: str, key: str, splits: Splits, budget: int) -> None:
+        """An embedding arm split batches of a snapshot: said once (a pytest warning), and reported."""
+        entry = split_entry(arm, key, splits, budget)
+        self.pending.append(entry)
+        try:
+            warnings.warn(EmbeddingMemoryWarning(split_text(entry)), stacklevel=2)
+        except EmbeddingMemoryWarning:
+            pass  # `-W error`: the report still has it; the vectors are sound
+
     def attach(self, report: Any) -> None:
         """Put the problems found since the last report on this (set-up) report."""
         if self.pending:
@@ -102,7 +132,16 @@ class SnapshotChecks:
 
     def entries(self) -> list[dict[str, Any]]:
         """Every problem received (twice when two workers opened one snapshot: the report keeps one)."""
-        return list(self.received)
+        return [entry for entry in self.received if entry.get("kind") != EMBEDDING_SPLIT]
+
+    def splits(self) -> dict[str, list[dict[str, Any]]]:
+        """Each embedding arm's split snapshots, one entry per snapshot (the first worker's), by snapshot."""
+        by_arm: dict[str, dict[str, dict[str, Any]]] = {}
+        for entry in self.received:
+            if entry.get("kind") == EMBEDDING_SPLIT:
+                fields = {name: value for name, value in entry.items() if name not in ("kind", "arm")}
+                by_arm.setdefault(entry["arm"], {}).setdefault(entry["snapshot"], fields)
+        return {arm: [found[key] for key in sorted(found)] for arm, found in by_arm.items()}
 
 
 CHECKS_KEY = pytest.StashKey[SnapshotChecks]()
