@@ -87,8 +87,10 @@ def git_command(repo: Path, *args: str, input: bytes | None = None, extra_env: M
     if config is not None:
         restore_git_config(repo, config)
     trusted = ("-c", f"safe.directory={Path(repo).resolve()}")  # named by the user, whoever owns it
+    # made absolute here, against the caller's working directory: git runs in the neutral one
+    where = os.path.abspath(repo)
     # registered while it runs: a SIGTERM ends it before the directory it works in is removed
-    return leftovers.run_child(["git", *GIT_OVERRIDES, *trusted, "-C", str(repo), *args], env=git_environment(extra_env),
+    return leftovers.run_child(["git", *GIT_OVERRIDES, *trusted, "-C", where, *args], env=git_environment(extra_env),
                                cwd=neutral_directory(), input=input)
 
 
