@@ -24,10 +24,12 @@ ARCHIVE = TESTDATA / "agent_retrieval_bench_synthetic_v1.tar.zst"
 WAIT = 120.0
 
 SIGNAL_AFTER_CREATION = """
-import fnmatch, os, signal, tempfile, threading, time
+import fnmatch, os, signal, tempfile, time
 from pathlib import Path
 
 import numpy  # starts the BLAS threads (OPENBLAS_NUM_THREADS in the environment)
+
+_THREADS = len(os.listdir("/proc/self/task"))  # this process's threads once numpy is imported
 
 _PATTERN, _MARKER = os.environ["SIGNAL_AFTER"], Path(os.environ["SIGNAL_MARKER"])
 _SIGNUM = getattr(signal, os.environ.get("SIGNAL_NAME", "SIGTERM"))
@@ -38,7 +40,7 @@ def _signalling(make, name_of):
         result = make(*args, **kwargs)
         name = name_of(result)
         if not _MARKER.exists() and fnmatch.fnmatchcase(os.path.basename(name), _PATTERN):
-            _MARKER.write_text(f"{len(os.listdir('/proc/self/task'))} {name}")
+            _MARKER.write_text(f"{_THREADS} {name}")
             os.kill(os.getpid(), _SIGNUM)
             time.sleep(0.5)  # wherever the signal went, Python's handler runs before this call returns
         return result
@@ -74,7 +76,7 @@ def signalled_after_creation(tmp_path: Path, pattern: str, args: list[str], sign
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert marker.exists(), f"no temporary matching {pattern!r} was made:\n{result.stdout}\n{result.stderr}"
     threads, temporary = marker.read_text().split(" ", 1)
-    assert int(threads) > 1, "the signal had no other thread to go to"
+    assert int(threads) > 1, "numpy started no BLAS thread for the signal to go to"
     return result, Path(temporary)
 
 
