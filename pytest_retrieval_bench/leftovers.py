@@ -10,11 +10,14 @@ is registered too.
 On SIGTERM the handler installed by `install` ends and waits for every registered child first,
 so nothing writes into a directory while it is removed, then removes every registered path and
 runs the registered clean-ups, and finally ends the process by the signal (or hands it to the
-handler that was there before). SIGINT raises KeyboardInterrupt, and every registration is undone
-by a `finally` on the way out; what an exit skips is removed at exit. Creating a temporary and
-registering it happen with SIGTERM and SIGINT held back (`held_signals`), so no signal falls
-between the two; a child is registered with the handler deferred instead, as a child inherits the
-signal mask.
+handler that was there before). SIGINT raises KeyboardInterrupt (the handler that was there
+before, called by `install`'s), and every registration is undone by a `finally` on the way out;
+what an exit skips is removed at exit. Creating a temporary and registering it, or starting a
+child and registering it, happen with SIGTERM and SIGINT held back (`held_signals`), so no signal
+falls between the two. They are held back in Python, not by the signal mask: the kernel gives a
+process-directed signal to any thread that does not block it (numpy's BLAS threads), Python runs
+the handler in the main thread at its next bytecode wherever that is, and a child would inherit a
+blocked mask.
 
 Test hook: `RETRIEVAL_BENCH_TEST_PAUSE=PATTERN` with `RETRIEVAL_BENCH_TEST_PAUSE_MARKER=FILE` makes
 the first `pause_point(stage, target)` whose `stage:name-of-target` matches the shell pattern
@@ -39,8 +42,8 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from pytest_retrieval_bench.files.remove_tree import remove_tree
 
-SIGNALS = (signal.SIGTERM,)
-_HELD = {signal.SIGTERM, signal.SIGINT}
+SIGNALS = (signal.SIGTERM,)  # removes everything, then ends the process
+_HELD = (signal.SIGTERM, signal.SIGINT)  # handled by `install`'s handler, and held back by `held_signals`
 PAUSE_VARIABLE, PAUSE_MARKER_VARIABLE = "RETRIEVAL_BENCH_TEST_PAUSE", "RETRIEVAL_BENCH_TEST_PAUSE_MARKER"
 _PAUSE_SECONDS = 120.0
 
@@ -50,22 +53,37 @@ _enders: list[Callable[[], object]] = []  # end processes the registry cannot na
 _cleanups: list[Callable[[], object]] = []
 _previous: dict[int, Any] = {}
 _installs = 0
-_deferring = 0
-_deferred: list[int] = []
+_holding = 0  # depth of `held_signals` blocks in the main thread
+_deferred: list[int] = []  # signals that came during one, handled at its end
 
 
 # -- registering --------------------------------------------------------------------------------
 @contextmanager
 def held_signals() -> Iterator[None]:
-    """SIGTERM and SIGINT wait until the block ends (a creation and its registration are one step)."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+    """SIGTERM and SIGINT wait until the block ends (a creation and its registration are one step).
+
+    `install`'s handler puts aside a signal that comes during the block, whichever thread the kernel
+    gave it to, and the block's end raises it again in the main thread (see the module docstring).
+    Only the main thread holds: Python runs handlers nowhere else."""
+    global _holding
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    _holding += 1
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        _holding -= 1
+        if not _holding:
+            _raise_deferred()
+
+
+def _raise_deferred() -> None:
+    """Deliver the signals put aside, SIGTERM first, to whatever handles them now."""
+    while _deferred:
+        signum = signal.SIGTERM if signal.SIGTERM in _deferred else _deferred[0]
+        _deferred.remove(signum)
+        signal.raise_signal(signum)  # to this thread, and Python runs the handler before returning
 
 
 def track(path: Path | str) -> None:
@@ -93,19 +111,10 @@ def remove_cleanup(cleanup: Callable[[], object]) -> None:
 
 
 def start_child(argv: Sequence[str], **options: Any) -> subprocess.Popen[Any]:
-    """`subprocess.Popen`, registered until `child_done`: a signal ends and waits for it first.
-
-    The handler is deferred in Python, not by the signal mask, which the child would inherit."""
-    global _deferring
-    deferring = threading.current_thread() is threading.main_thread()  # where the handler runs
-    _deferring += deferring
-    try:
+    """`subprocess.Popen`, registered until `child_done`: a signal ends and waits for it first."""
+    with held_signals():
         process = subprocess.Popen(list(argv), **options)
         _children[process.pid] = process
-    finally:
-        _deferring -= deferring
-    if _deferred and not _deferring and deferring:
-        _on_signal(_deferred.pop(), None)
     return process
 
 
@@ -175,14 +184,17 @@ if hasattr(os, "register_at_fork"):
 
 # -- signals ------------------------------------------------------------------------------------
 def install() -> None:
-    """Handle SIGTERM (counted: the last `release` puts the previous handlers back)."""
+    """Handle SIGTERM, and SIGINT through the Python handler already there (counted: the last
+    `release` puts the previous handlers back)."""
     global _installs
     if threading.current_thread() is not threading.main_thread():
         return
     _installs += 1
     if _installs > 1:
         return
-    for signum in SIGNALS:
+    for signum in _HELD:
+        if signum not in SIGNALS and not callable(signal.getsignal(signum)):
+            continue  # ignored, or left to the system: nothing to raise KeyboardInterrupt
         try:
             _previous[signum] = signal.signal(signum, _on_signal)
         except (ValueError, OSError):
@@ -209,11 +221,16 @@ def _restore() -> None:
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     global _installs
-    if _deferring:  # a child is being started: handled once it is registered
-        _deferred.append(signum)
+    if _holding:  # something is being made and registered: handled at the end of `held_signals`
+        if signum not in _deferred:
+            _deferred.append(signum)
         return
-    with held_signals():  # a second SIGTERM waits until everything is removed
+    if signum not in SIGNALS:  # SIGINT: KeyboardInterrupt, as before `install`
+        _previous.get(signum, signal.default_int_handler)(signum, frame)
+        return
+    with held_signals():  # a second signal waits until everything is removed
         remove_all()
+        _deferred.clear()  # and is dropped: the process ends by this one
     previous = _previous.get(signum)
     _installs = 0
     _restore()

@@ -61,7 +61,11 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 
     settings = read_settings(config)
     _refuse_destructive_outputs(settings)
-    return summarize_reports(config, settings)
+    leftovers.install()  # no session is configured: a SIGTERM while the merge is written removes what it made
+    try:
+        return summarize_reports(config, settings)
+    finally:
+        leftovers.release()
 
 
 @pytest.hookimpl(trylast=True)

@@ -155,6 +155,46 @@ def test_a_git_copy_keeps_the_executable_bit_and_leaves_links_out(tmp_path: Path
         copies.restore_signals()
 
 
+def add_undecodable_names(tree: Path) -> None:
+    """A file and a directory whose names are not UTF-8: the snapshot leaves both out."""
+    with open(os.path.join(os.fsencode(tree), b"bad\xff.go"), "w") as handle:
+        handle.write("package gin\n")
+    os.mkdir(os.path.join(os.fsencode(tree), b"dir\xfe"))
+    with open(os.path.join(os.fsencode(tree), b"dir\xfe", b"inner.go"), "w") as handle:
+        handle.write("package inner\n")
+
+
+def test_a_name_that_is_not_utf8_is_left_out_of_a_directory_snapshot_s_copy_too(pytester: pytest.Pytester) -> None:
+    """The copy holds exactly the snapshot's files, so its check passes and every command-arm item runs."""
+    tree = pytester.path / "gin"
+    shutil.copytree(GIN_TREE, tree)
+    add_undecodable_names(tree)
+    result, probes = run_probe(pytester, [f"--bench-snapshot={GIN_KEY}={tree}"])
+    assert "does not match the snapshot" not in result.stdout.str()
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert probes and result.parseoutcomes()["passed"] > 0
+
+
+def test_a_name_that_is_not_utf8_is_left_out_of_a_git_snapshot_s_copy_too(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "lib.py").write_text("x = 1\n")
+    add_undecodable_names(repo)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "c", "--no-gpg-sign"]):
+        subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True)
+    commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    snapshot = read_git_tree(repo, "o/r", commit)
+    assert snapshot.paths() == ["lib.py"] and snapshot.undecodable_paths == ("bad\\xff.go", "dir\\xfe/inner.go")
+    copies = PrivateCopies(tmp_path / "copies", owned_root=None)
+    try:
+        copy = copies.get(snapshot)
+        assert sorted(os.listdir(copy)) == [".git", "lib.py"]
+    finally:
+        copies.cleanup()
+        copies.restore_signals()
+
+
 def test_a_file_that_is_also_a_directory_names_both_rows(release_bench: pytest.Pytester) -> None:
     chunks = release_bench.path / "release/corpus/synthetic_v1/acme__gin-lite/5a1d1a74c1b9687a9f2f111e03db561cc2fa96b5.chunks.jsonl"
     lines = chunks.read_text().splitlines()

@@ -263,3 +263,17 @@ def test_signal_while_the_console_script_writes_a_merge(run_dirs: tuple[Path, Pa
     assert "Traceback" not in result.stderr
     assert _left(out) == []
     assert _left(tmp) == []
+
+
+def test_sigterm_while_pytest_summarize_writes_the_merge(run_dirs: tuple[Path, Path], tmp_path: Path, written_report: Path) -> None:
+    """`--bench-summarize` configures no session, so the merge itself installs the handler."""
+    work, tmp = run_dirs
+    out = tmp_path / "out"
+    pause, marker = _paused(tmp_path, "atomic-write:merged.json")
+    result = _signalled(_pytest(f"--bench-summarize={written_report}", f"--bench-report={out / 'merged.json'}", f"--rootdir={work}"), work,
+                        _environment(tmp, **pause), marker.exists)
+    temporary = Path(marker.read_text())
+    assert temporary.parent == out and temporary.name.startswith(".merged.json.") and temporary.name.endswith(".tmp")
+    assert result.returncode == -signal.SIGTERM, result.stderr
+    assert _left(tmp) == []  # nor the directory the plugin's own programs start in
+    assert _left(out) == []

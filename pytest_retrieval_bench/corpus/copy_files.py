@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path, PurePosixPath
-from typing import Iterable
+from typing import Callable, Iterable
 
 from pytest_retrieval_bench.errors import SnapshotError
 
@@ -70,17 +70,18 @@ class CopyWriter:
             handle.write(data)
 
 
-def copy_regular_files(source: Path, target: Path) -> None:
-    """Copy the regular files below `source` (`.git` aside); links, devices and sockets are left out."""
+def copy_regular_files(source: Path, target: Path, keep: Callable[[str], bool]) -> None:
+    """Copy the regular files below `source` (`.git` aside) whose relative path `keep` accepts (the
+    snapshot's own rule, so the copy holds what it lists); links, devices and sockets are left out."""
     writer = CopyWriter(target)
     for directory, subdirs, files in os.walk(source, followlinks=False):
         subdirs[:] = sorted(name for name in subdirs if name != ".git")
         for name in sorted(files):
             full = Path(directory, name)
             info = os.lstat(full)
-            if not stat.S_ISREG(info.st_mode):
-                continue
-            writer.write(full.relative_to(source).as_posix(), full.read_bytes(), executable=bool(info.st_mode & stat.S_IXUSR))
+            relative = full.relative_to(source).as_posix()
+            if stat.S_ISREG(info.st_mode) and keep(relative):
+                writer.write(relative, full.read_bytes(), executable=bool(info.st_mode & stat.S_IXUSR))
 
 
 def check_copy(target: Path, expected: Iterable[str]) -> None:

@@ -51,7 +51,7 @@ def read_directory(root: Path, repo: str, commit: str, progress: Counted | None 
         if progress is not None:
             progress(number, len(found))
     return Snapshot(repo=repo, commit=commit, origin=str(root), texts=texts, other_paths=tuple(sorted(others)),
-                    undecodable_paths=tuple(sorted(skipped)), writer=lambda target: copy_regular_files(root, target))
+                    undecodable_paths=tuple(sorted(skipped)), writer=lambda target: copy_regular_files(root, target, keep=named_in_utf8))
 
 
 def iter_git_blobs(repo_dir: Path, commit: str) -> Iterator[tuple[str, bytes]]:
@@ -108,10 +108,18 @@ def read_git_tree(repo_dir: Path, repo: str, commit: str, progress: Counted | No
 
 
 def _export_git(repo_dir: Path, commit: str, target: Path) -> None:
-    """The commit's regular blobs as files (executable bit kept); symbolic links are left out."""
+    """The commit's regular blobs as files (executable bit kept); symbolic links are left out, and
+    so are names not valid UTF-8, as the snapshot leaves them out."""
     writer = CopyWriter(target)
     for path, mode, data in _iter_blobs_with_modes(repo_dir, commit):
-        writer.write(path, data, executable=mode == b"100755")
+        if named_in_utf8(path):
+            writer.write(path, data, executable=mode == b"100755")
+
+
+def named_in_utf8(path: str) -> bool:
+    """Whether a snapshot keeps the file at `path` read from a tree: a name not valid UTF-8 is left
+    out (no report could hold it), of the snapshot and of its private copy alike."""
+    return undecodable(path) is None
 
 
 def read_worktree(path: Path, repo: str, commit: str, progress: Counted | None = None) -> Snapshot:
