@@ -189,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
         for label, report in (("cold", scratch / "cold.json"), ("warm", scratch / "warm.json")):
             same, compared, metric_same, metric_compared = parity(records(report, "dense"), details)
             print(f"parity ({label} run): rankings equal {same}/{compared}; metrics equal {metric_same}/{metric_compared} (samples without given files)")
+        split = json.loads((scratch / "cold.json").read_text()).get("embedding_models", {}).get("dense", {}).get("batches_split", [])
+        print(f"cold run: {len(split)} snapshots had batches split to fit the encoder memory budget "
+              f"({sum(entry['batches'] for entry in split)} batches; the bench's own batches elsewhere)")
         print(f"cold: plugin {cold:.2f} s, bench {bench:.2f} s (bench's encode {embedder.seconds:.2f} s), bench/plugin {bench / cold:.2f}")
         print(f"cold: the embedder's own encode time in the plugin run {cold_encode:.2f} s ({cold_texts:,} texts); "
               f"plugin wall / encode = {cold / cold_encode:.3f} (overhead {100 * (cold / cold_encode - 1):.1f}%)")
