@@ -15,7 +15,8 @@ corpus directory and an ARB samples file:
    (`read_chunk_file`), then for each row the bench evaluated, `arb-closed-tool` in a fresh
    `ClosedToolEnvironment` and `scoring.trajectory.closed_tool_detail`; CPU and wall time for the
    reading and for the agent with its scoring, apart.
-3. Parity: every detail row compared whole (`closed_tool.latency_seconds` left out, a clock
+3. Parity: the files each side shows the agent (the bench's `load_file_texts` of the chunk file
+   against the plugin's snapshot texts, read again after the clocks stop); every detail row compared whole (`closed_tool.latency_seconds` left out, a clock
    reading), the differing fields counted by name; and the bench's summary `metrics` and
    `closed_tool_metrics` against the plugin's aggregates of its rows.
 
@@ -125,10 +126,16 @@ def main(argv: list[str] | None = None) -> int:
             fields.update(names)
             mismatches.append({"sample_id": expected["sample_id"], "fields": names})
 
+    from agent_retrieval_bench.baseline import load_corpus_manifest
+    from agent_retrieval_bench.closed_tool_eval import load_file_texts
+
+    manifest = load_corpus_manifest(args.corpus)
+    differing_snapshots = [f"{key[0]}@{key[1]}" for key, tool_files in sorted(files.items()) if load_file_texts(manifest[key]) != dict(tool_files.texts)]
     figures = {
         "rows": len(bench_details),
         "bench_skipped": summary["skipped"],
         "snapshots": len(files),
+        "snapshots_with_other_files": differing_snapshots,
         "identical_rows": len(bench_details) - len(mismatches),
         "mismatching_rows": len(mismatches),
         "mismatching_fields": dict(fields),

@@ -39,6 +39,8 @@ class ToolResult:
     """A call's outcome: the observation the agent is shown, and the same facts as values.
 
     The observation text is rendered on first use (the built-in policy reads the values only).
+    The bench's loop shows nothing after a submit (the episode ends); `OBS submit files=[...]`,
+    the final files, is this environment's own.
     """
 
     tool: str

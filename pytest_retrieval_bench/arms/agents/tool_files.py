@@ -7,9 +7,12 @@ snapshot is. Results are the bench's (`grep_files`, `list_dir`, `first_snippet`)
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 from pytest_retrieval_bench.scoring.budgets import count_tokens
+
+if TYPE_CHECKING:
+    from pytest_retrieval_bench.corpus.snapshot import Snapshot
 
 
 class ToolFiles:
@@ -29,7 +32,7 @@ class ToolFiles:
         self.memo: dict[str, Any] = {}
 
     @classmethod
-    def of_snapshot(cls, snapshot: Any) -> "ToolFiles":
+    def of_snapshot(cls, snapshot: "Snapshot") -> "ToolFiles":
         """The text files of a `Snapshot` (the file rows of a release, the text files of a tree)."""
         return cls(snapshot.texts, snapshot.token_counts().content)
 
