@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from typing import Any
 
 import pytest
@@ -83,6 +84,23 @@ def test_unread_files_paths_outside_and_duplicates_are_dropped_from_a_submit() -
     episode = env.finish()
     assert episode.submitted_files == ["README.md", "../etc/passwd", "tests/test_app.py", "src/app.py"]
     assert [step["step"] for step in episode.steps] == [1, 2] and all(step["is_final_context"] for step in episode.steps)
+
+
+def test_an_episode_is_recorded_as_json_values() -> None:
+    env = environment(final_k=2)
+    env.grep("main")
+    env.read_file("src/app.py")
+    env.read_file("nope")
+    env.submit(["src/app.py", "README.md"])
+    record = env.finish().record()
+    assert json.loads(json.dumps(record)) == record
+    assert [(call["tool"], call["counted"], call["refusal"]) for call in record["calls"]] == [
+        ("grep", True, None), ("read_file", True, None), ("read_file", False, "read_file path not found: nope"), ("submit", True, None)]
+    assert (record["final_files"], record["submitted_files"], record["fallback"]) == (["src/app.py"], ["src/app.py", "README.md"], False)
+    assert (record["tool_calls"], record["grep_calls"], record["read_calls"], record["read_tokens"]) == (3, 1, 1, 12)
+    assert record["steps"] == [{"step": 2, "tool": "read_file", "path": "src/app.py", "start_line": None, "end_line": None, "kind": "file",
+                                "symbol": "", "content_hash": "", "is_final_context": True, "is_utilized_context": True}]
+    assert record["budgets"]["final_k"] == 2 and record["budgets"]["max_turns"] == 20
 
 
 def test_only_unread_files_submitted_fall_back_to_the_files_read() -> None:

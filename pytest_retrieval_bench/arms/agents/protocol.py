@@ -149,3 +149,18 @@ class Episode:
     read_calls: int
     read_tokens: int
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def record(self) -> dict[str, Any]:
+        """The episode as JSON values: what an item's record keeps of its trajectory."""
+        return {
+            "budgets": self.budgets.record(),
+            "calls": [call.record() for call in self.calls],
+            "steps": [dict(step) for step in self.steps],
+            "final_files": list(self.final_files),
+            "submitted_files": None if self.submitted_files is None else list(self.submitted_files),
+            "fallback": self.fallback,
+            "tool_calls": self.tool_calls,
+            "grep_calls": self.grep_calls,
+            "read_calls": self.read_calls,
+            "read_tokens": self.read_tokens,
+        }
