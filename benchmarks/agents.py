@@ -20,6 +20,12 @@ corpus directory and an ARB samples file:
    reading), the differing fields counted by name; and the bench's summary `metrics` and
    `closed_tool_metrics` against the plugin's aggregates of its rows.
 
+4. With `--repeat R`, the agents alone once more, interleaved row by row so that both sides meet
+   the same machine load: the bench's `run_closed_tool_sample` on its `load_file_texts` files,
+   then `arb-closed-tool` and its scoring, R rounds; each round starts from files with no cache
+   (every snapshot's first row pays for lowering its files and counting their tokens), and each
+   row keeps its fastest CPU time per side.
+
 Printed: rows, identical rows, mismatching fields, the summaries' agreement, and the CPU ratios
 (bench over plugin) for the whole evaluation and for the agent alone, with the environment's
 mean cost per tool call. It prints figures and asserts nothing.
@@ -88,12 +94,47 @@ def differing_fields(ours: dict[str, Any], theirs: dict[str, Any], prefix: str =
     return names
 
 
+def interleaved(bench_details: list[dict[str, Any]], rows: dict[str, Any], snapshots: dict[tuple[str, str], Any], manifest: dict[Any, Path],
+                repeat: int) -> dict[str, float]:
+    """Fastest CPU seconds per row of each side's agent, summed, over `repeat` cold rounds."""
+    from agent_retrieval_bench import baseline as bench_baseline
+    from agent_retrieval_bench import closed_tool_eval
+
+    from pytest_retrieval_bench.scoring.budgets import TokenCounts
+
+    bench_files = {key: closed_tool_eval.load_file_texts(manifest[key]) for key in snapshots}
+    best_bench = [float("inf")] * len(bench_details)
+    best_plugin = [float("inf")] * len(bench_details)
+    for _ in range(repeat):
+        fresh = {key: ToolFiles(snapshot.texts, TokenCounts(snapshot.texts.get).content) for key, snapshot in snapshots.items()}
+        for index, expected in enumerate(bench_details):
+            sample = rows[expected["sample_id"]]
+            key = (sample["repo"], sample["base_commit"])
+            gold = bench_baseline.target_gold_files(sample)
+            clock = Clock()
+            clock.time(closed_tool_eval.run_closed_tool_sample, sample=sample, gold_files=gold, query_text=bench_baseline.query_text_for_eval(sample),
+                       files=bench_files[key], max_tool_calls=16, max_read_tokens=8_000, max_read_tokens_per_file=1_200, max_grep_calls=8,
+                       final_k=3, grep_top_k=12)
+            best_bench[index] = min(best_bench[index], clock.cpu)
+            tool_files, clock = fresh[key], Clock()
+            clock.time(lambda: closed_tool_detail(sample, gold, *_episode_parts(sample, tool_files)))
+            best_plugin[index] = min(best_plugin[index], clock.cpu)
+    return {"interleaved_bench_cpu_seconds": sum(best_bench), "interleaved_plugin_cpu_seconds": sum(best_plugin),
+            "interleaved_cpu_ratio": sum(best_bench) / max(1e-9, sum(best_plugin))}
+
+
+def _episode_parts(sample: dict[str, Any], tool_files: ToolFiles) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    episode = scripted.run(query_text_for_eval(sample["query"]), tool_files, scripted.environment(tool_files))
+    return episode.steps, scripted.closed_tool_fields(episode)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, required=True)
     parser.add_argument("--samples", type=Path, required=True)
     parser.add_argument("--bench-src", type=Path, required=True)
     parser.add_argument("--json", type=Path, help="also write the figures and every mismatch here")
+    parser.add_argument("--repeat", type=int, default=0, help="rounds of the interleaved agent timing (0: none)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(args.bench_src / "src"))
 
@@ -102,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = {row["id"]: row for row in map(json.loads, args.samples.read_text(encoding="utf-8").splitlines())}
     read_clock, agent_clock = Clock(), Clock()
     files: dict[tuple[str, str], ToolFiles] = {}
+    snapshots: dict[tuple[str, str], Any] = {}
     details, mismatches, fields = [], [], Counter()
     tool_calls = 0
     for expected in bench_details:
@@ -111,13 +153,12 @@ def main(argv: list[str] | None = None) -> int:
             chunk_file = find_chunk_file(args.corpus, *key)
             if chunk_file is None:
                 raise SystemExit(f"{args.corpus}: no chunk file for {key[0]}@{key[1]}")
-            files[key] = read_clock.time(lambda path=chunk_file: ToolFiles.of_snapshot(read_chunk_file(path, *key)))
+            snapshots[key] = read_clock.time(read_chunk_file, chunk_file, *key)
+            files[key] = read_clock.time(ToolFiles.of_snapshot, snapshots[key])
         tool_files = files[key]
 
-        def run_one() -> dict[str, Any]:
-            episode = scripted.run(query_text_for_eval(sample["query"]), tool_files, scripted.environment(tool_files))
-            return closed_tool_detail(sample, target_gold_files(sample["task_type"], sample["gold"]), episode.steps, scripted.closed_tool_fields(episode))
-        detail = agent_clock.time(run_one)
+        detail = agent_clock.time(lambda: closed_tool_detail(sample, target_gold_files(sample["task_type"], sample["gold"]),
+                                                             *_episode_parts(sample, tool_files)))
         details.append(detail)
         tool_calls += detail["closed_tool"]["tool_calls"]
         expected["closed_tool"].pop("latency_seconds", None)
@@ -156,6 +197,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:28} {value:.4f}" if isinstance(value, float) else f"{name:28} {value}")
     for mismatch in mismatches[:20]:
         print(f"  {mismatch['sample_id']}: {', '.join(mismatch['fields'][:8])}")
+    if args.repeat > 0:
+        figures.update(interleaved(bench_details, rows, snapshots, manifest, args.repeat))
+        for name in ("interleaved_bench_cpu_seconds", "interleaved_plugin_cpu_seconds", "interleaved_cpu_ratio"):
+            print(f"{name:28} {figures[name]:.4f}")
     if args.json:
         args.json.write_text(json.dumps({**figures, "mismatches": mismatches}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return 0

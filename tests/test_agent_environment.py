@@ -218,3 +218,25 @@ def test_observations_cut_long_listings_and_hit_lists_as_the_bench_does() -> Non
     assert text.startswith('OBS grep pattern="it\'s"\n1. p0 matches=1 snippet=' + "x" * 260 + "\n")
     assert text.endswith("... 2 more hits omitted")
     assert token_prefix("a b c", 3) == "a b c" and token_prefix("a, b; c", 2) == "a, b\n[TRUNCATED]" and token_prefix("a", 0) == ""
+
+
+def test_a_repeated_grep_gives_fresh_hits() -> None:
+    env = environment()
+    first = env.grep("main").hits or []
+    first[0]["path"] = "changed"
+    again = env.grep("MAIN").hits or []
+    assert [hit["path"] for hit in again] == ["tests/test_app.py", "src/app.py"] and env.grep_calls == 2
+
+
+@pytest.mark.parametrize("paths", [
+    ["src/HttpServer.go", "lib/http_server.rs", "docs/HTTP.md", "a/\u212aelvin.txt", "b/\u0130stanbul.py", "c/\u03a3\u03a3.md", "README"],
+    ["with\0nul/http.py", "http/x.py", "plain.txt"],
+])
+def test_path_pattern_counts_follow_the_bench_path_score(paths: list[str]) -> None:
+    from pytest_retrieval_bench.arms.agents.scripted_query import path_pattern_counts, tokenize
+
+    patterns = ["http", "server", "kelvin", "istanbul", "\u03c3\u03c2", "readme", "x", "nul", "s/h"]
+    expected = {index: count for index, path in enumerate(paths)
+                if (count := sum(1 for pattern in patterns if pattern in tokenize(path) or pattern in path.lower()))}
+    assert path_pattern_counts([path.lower() for path in paths], patterns) == expected
+    assert expected  # the case matches something

@@ -49,7 +49,8 @@ class Budgets:
     max_turns: int | None = None
 
     def __post_init__(self) -> None:
-        for name, value in asdict(self).items():
+        for name in ("max_tool_calls", "max_read_tokens", "max_read_tokens_per_file", "max_grep_calls", "final_k", "grep_top_k", "max_turns"):
+            value = getattr(self, name)
             if value is None and name == "max_turns":
                 continue
             if type(value) is not int:

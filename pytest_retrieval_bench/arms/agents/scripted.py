@@ -27,11 +27,12 @@ POLICY = "scripted_grep_read_submit"
 CONTENT_CHARS = 20_000
 
 
-def _path_words(files: ToolFiles) -> list[tuple[str, set[str], str]]:
-    """(path, its words, lowercased) of every file, computed once per snapshot."""
-    cached = files.memo.get("scripted.path_words")
+def _lowered_paths(files: ToolFiles) -> tuple[list[str], list[str]]:
+    """Every path of the snapshot and its lowercased text, in one order, once per snapshot."""
+    cached = files.memo.get("scripted.paths")
     if cached is None:
-        cached = files.memo["scripted.path_words"] = [(path, q.tokenize(path), files.lowered_path(path)) for path in files.paths()]
+        paths = list(files.paths())
+        cached = files.memo["scripted.paths"] = (paths, [files.lowered_path(path) for path in paths])
     return cached
 
 
@@ -81,10 +82,9 @@ def run(query_text: str, files: ToolFiles, env: ClosedToolEnvironment) -> Episod
         if path in files:
             scores[path] += 2.0
             hit_patterns[path].append("query_path")
-    for path, words, lowered in _path_words(files):
-        score = q.path_token_score(words, lowered, patterns)
-        if score > 0:
-            scores[path] += score
+    paths, lowered = _lowered_paths(files)
+    for index, count in q.path_pattern_counts(lowered, patterns).items():
+        scores[paths[index]] += 0.25 * count
 
     words = q.query_tokens(query)
     for path, _score in sorted(scores.items(), key=lambda item: (-item[1], item[0])):

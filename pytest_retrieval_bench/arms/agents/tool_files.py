@@ -29,6 +29,7 @@ class ToolFiles:
         self._haystacks: dict[str, str] = {}
         self._lowered_texts: dict[str, str] = {}
         self._lowered_paths: dict[str, str] | None = None
+        self._found: dict[str, list[tuple[int, int, int, str]]] = {}
         self.memo: dict[str, Any] = {}
 
     @classmethod
@@ -84,16 +85,21 @@ class ToolFiles:
 
     def grep(self, pattern: str, top_k: int) -> list[dict[str, Any]]:
         """The bench's `grep_files`: case-insensitive substring counts over path and text (not a
-        regex), best first: a path match, then more matches, a shorter path, the path's order."""
+        regex), best first: a path match, then more matches, a shorter path, the path's order.
+        Each pattern's order is kept for the snapshot (items often grep the same words); every
+        call gets hits of its own."""
         if not pattern:
             return []
         needle = pattern.lower()
-        found: list[tuple[int, int, int, str]] = []
-        for path in self.texts:
-            matches = self._haystack(path).count(needle)
-            if matches > 0:
-                found.append((-int(needle in self.lowered_path(path)), -matches, len(path), path))
-        found.sort()  # the snippet is no part of the order: it is cut only for the hits kept
+        found = self._found.get(needle)
+        if found is None:
+            found = []
+            for path in self.texts:
+                matches = self._haystack(path).count(needle)
+                if matches > 0:
+                    found.append((-int(needle in self.lowered_path(path)), -matches, len(path), path))
+            found.sort()  # the snippet is no part of the order: it is cut only for the hits kept
+            self._found[needle] = found
         return [{"path": path, "matches": -matches, "snippet": self.snippet(path, needle), "path_match": bool(path_match)}
                 for path_match, matches, _length, path in found[:top_k]]
 
