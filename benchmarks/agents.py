@@ -1,0 +1,210 @@
+"""Parity and speed of the built-in `arb-closed-tool` agent beside the bench's `eval-closed-tool`, in one run.
+
+Run it from the project root, in an environment where the package is installed, on a release
+corpus directory and an ARB samples file:
+
+    python benchmarks/agents.py --corpus CORPUS_DIR --samples SAMPLES.jsonl --bench-src CHECKOUT [--json OUT]
+
+`--bench-src` is a checkout of eyuansu62/agent-retrieval-bench (its package, under `src/`, is put on
+`sys.path`). Budgets are the bench's defaults on both sides.
+
+1. The bench: `closed_tool_eval.evaluate_closed_tool_grep` (what `eval-closed-tool` runs) on the
+   samples, in this process, its CPU and wall time taken around the call, and the part spent in
+   its per-sample policy (`run_closed_tool_sample`, clocked by wrapping it for the call).
+2. The plugin: each snapshot the bench evaluated read once as the plugin reads a release
+   (`read_chunk_file`), then for each row the bench evaluated, `arb-closed-tool` in a fresh
+   `ClosedToolEnvironment` and `scoring.trajectory.closed_tool_detail`; CPU and wall time for the
+   reading and for the agent with its scoring, apart.
+3. Parity: the files each side shows the agent (the bench's `load_file_texts` of the chunk file
+   against the plugin's snapshot texts, read again after the clocks stop); every detail row compared whole (`closed_tool.latency_seconds` left out, a clock
+   reading), the differing fields counted by name; and the bench's summary `metrics` and
+   `closed_tool_metrics` against the plugin's aggregates of its rows.
+
+4. With `--repeat R`, the agents alone once more, interleaved row by row so that both sides meet
+   the same machine load: the bench's `run_closed_tool_sample` on its `load_file_texts` files,
+   then `arb-closed-tool` and its scoring, R rounds; each round starts from files with no cache
+   (every snapshot's first row pays for lowering its files and counting their tokens), and each
+   row keeps its fastest CPU time per side.
+
+Printed: rows, identical rows, mismatching fields, the summaries' agreement, and the CPU ratios
+(bench over plugin) for the whole evaluation and for the agent alone, with the environment's
+mean cost per tool call. It prints figures and asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable
+
+from pytest_retrieval_bench.arms.agents import scripted
+from pytest_retrieval_bench.arms.agents.tool_files import ToolFiles
+from pytest_retrieval_bench.corpus.chunks import find_chunk_file, read_chunk_file
+from pytest_retrieval_bench.samples.arb import query_text_for_eval, target_gold_files
+from pytest_retrieval_bench.scoring.trajectory import closed_tool_detail, summarize_closed_tool, summarize_trajectory_details
+
+
+class Clock:
+    """CPU and wall seconds summed over the spans it times."""
+
+    def __init__(self) -> None:
+        self.cpu = self.wall = 0.0
+
+    def time(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        cpu, wall = time.process_time(), time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            self.cpu += time.process_time() - cpu
+            self.wall += time.perf_counter() - wall
+
+
+def run_bench(samples: Path, corpus: Path) -> tuple[dict[str, Any], list[dict[str, Any]], Clock, Clock]:
+    from agent_retrieval_bench import closed_tool_eval
+
+    policy_clock, total_clock = Clock(), Clock()
+    original = closed_tool_eval.run_closed_tool_sample
+    closed_tool_eval.run_closed_tool_sample = lambda **kwargs: policy_clock.time(original, **kwargs)
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            details_path = Path(scratch) / "details.jsonl"
+            summary = total_clock.time(closed_tool_eval.evaluate_closed_tool_grep, sample_paths=[samples], corpus_dir=corpus,
+                                       out_path=Path(scratch) / "summary.json", details_path=details_path,
+                                       markdown_out_path=Path(scratch) / "summary.md", force=True)
+            details = [json.loads(line) for line in details_path.read_text(encoding="utf-8").splitlines()]
+    finally:
+        closed_tool_eval.run_closed_tool_sample = original
+    return summary, details, total_clock, policy_clock
+
+
+def differing_fields(ours: dict[str, Any], theirs: dict[str, Any], prefix: str = "") -> list[str]:
+    """Dotted names of the fields whose values differ (nested objects followed)."""
+    names = []
+    for key in sorted(set(ours) | set(theirs)):
+        mine, other = ours.get(key, "<missing>"), theirs.get(key, "<missing>")
+        if isinstance(mine, dict) and isinstance(other, dict):
+            names.extend(differing_fields(mine, other, f"{prefix}{key}."))
+        elif mine != other:
+            names.append(f"{prefix}{key}")
+    return names
+
+
+def interleaved(bench_details: list[dict[str, Any]], rows: dict[str, Any], snapshots: dict[tuple[str, str], Any], manifest: dict[Any, Path],
+                repeat: int) -> dict[str, float]:
+    """Fastest CPU seconds per row of each side's agent, summed, over `repeat` cold rounds."""
+    from agent_retrieval_bench import baseline as bench_baseline
+    from agent_retrieval_bench import closed_tool_eval
+
+    from pytest_retrieval_bench.scoring.budgets import TokenCounts
+
+    bench_files = {key: closed_tool_eval.load_file_texts(manifest[key]) for key in snapshots}
+    best_bench = [float("inf")] * len(bench_details)
+    best_plugin = [float("inf")] * len(bench_details)
+    for _ in range(repeat):
+        fresh = {key: ToolFiles(snapshot.texts, TokenCounts(snapshot.texts.get).content) for key, snapshot in snapshots.items()}
+        for index, expected in enumerate(bench_details):
+            sample = rows[expected["sample_id"]]
+            key = (sample["repo"], sample["base_commit"])
+            gold = bench_baseline.target_gold_files(sample)
+            clock = Clock()
+            clock.time(closed_tool_eval.run_closed_tool_sample, sample=sample, gold_files=gold, query_text=bench_baseline.query_text_for_eval(sample),
+                       files=bench_files[key], max_tool_calls=16, max_read_tokens=8_000, max_read_tokens_per_file=1_200, max_grep_calls=8,
+                       final_k=3, grep_top_k=12)
+            best_bench[index] = min(best_bench[index], clock.cpu)
+            tool_files, clock = fresh[key], Clock()
+            clock.time(lambda: closed_tool_detail(sample, gold, *_episode_parts(sample, tool_files)))
+            best_plugin[index] = min(best_plugin[index], clock.cpu)
+    return {"interleaved_bench_cpu_seconds": sum(best_bench), "interleaved_plugin_cpu_seconds": sum(best_plugin),
+            "interleaved_cpu_ratio": sum(best_bench) / max(1e-9, sum(best_plugin))}
+
+
+def _episode_parts(sample: dict[str, Any], tool_files: ToolFiles) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    episode = scripted.run(query_text_for_eval(sample["query"]), tool_files, scripted.environment(tool_files))
+    return episode.steps, scripted.closed_tool_fields(episode)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, required=True)
+    parser.add_argument("--samples", type=Path, required=True)
+    parser.add_argument("--bench-src", type=Path, required=True)
+    parser.add_argument("--json", type=Path, help="also write the figures and every mismatch here")
+    parser.add_argument("--repeat", type=int, default=0, help="rounds of the interleaved agent timing (0: none)")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(args.bench_src / "src"))
+
+    summary, bench_details, bench_total, bench_policy = run_bench(args.samples, args.corpus)
+
+    rows = {row["id"]: row for row in map(json.loads, args.samples.read_text(encoding="utf-8").splitlines())}
+    read_clock, agent_clock = Clock(), Clock()
+    files: dict[tuple[str, str], ToolFiles] = {}
+    snapshots: dict[tuple[str, str], Any] = {}
+    details, mismatches, fields = [], [], Counter()
+    tool_calls = 0
+    for expected in bench_details:
+        sample = rows[expected["sample_id"]]
+        key = (sample["repo"], sample["base_commit"])
+        if key not in files:
+            chunk_file = find_chunk_file(args.corpus, *key)
+            if chunk_file is None:
+                raise SystemExit(f"{args.corpus}: no chunk file for {key[0]}@{key[1]}")
+            snapshots[key] = read_clock.time(read_chunk_file, chunk_file, *key)
+            files[key] = read_clock.time(ToolFiles.of_snapshot, snapshots[key])
+        tool_files = files[key]
+
+        detail = agent_clock.time(lambda: closed_tool_detail(sample, target_gold_files(sample["task_type"], sample["gold"]),
+                                                             *_episode_parts(sample, tool_files)))
+        details.append(detail)
+        tool_calls += detail["closed_tool"]["tool_calls"]
+        expected["closed_tool"].pop("latency_seconds", None)
+        names = differing_fields(detail, expected)
+        if names:
+            fields.update(names)
+            mismatches.append({"sample_id": expected["sample_id"], "fields": names})
+
+    from agent_retrieval_bench.baseline import load_corpus_manifest
+    from agent_retrieval_bench.closed_tool_eval import load_file_texts
+
+    manifest = load_corpus_manifest(args.corpus)
+    differing_snapshots = [f"{key[0]}@{key[1]}" for key, tool_files in sorted(files.items()) if load_file_texts(manifest[key]) != dict(tool_files.texts)]
+    figures = {
+        "rows": len(bench_details),
+        "bench_skipped": summary["skipped"],
+        "snapshots": len(files),
+        "snapshots_with_other_files": differing_snapshots,
+        "identical_rows": len(bench_details) - len(mismatches),
+        "mismatching_rows": len(mismatches),
+        "mismatching_fields": dict(fields),
+        "trajectory_summary_equal": summarize_trajectory_details(details) == summary["metrics"],
+        "closed_tool_summary_equal": summarize_closed_tool(details) == summary["closed_tool_metrics"],
+        "bench_cpu_seconds": bench_total.cpu,
+        "bench_wall_seconds": bench_total.wall,
+        "bench_policy_cpu_seconds": bench_policy.cpu,
+        "plugin_read_cpu_seconds": read_clock.cpu,
+        "plugin_agent_cpu_seconds": agent_clock.cpu,
+        "plugin_wall_seconds": read_clock.wall + agent_clock.wall,
+        "cpu_ratio_total": bench_total.cpu / max(1e-9, read_clock.cpu + agent_clock.cpu),
+        "cpu_ratio_agent": bench_policy.cpu / max(1e-9, agent_clock.cpu),
+        "tool_calls": tool_calls,
+        "plugin_ms_per_tool_call": 1000 * agent_clock.cpu / max(1, tool_calls),
+    }
+    for name, value in figures.items():
+        print(f"{name:28} {value:.4f}" if isinstance(value, float) else f"{name:28} {value}")
+    for mismatch in mismatches[:20]:
+        print(f"  {mismatch['sample_id']}: {', '.join(mismatch['fields'][:8])}")
+    if args.repeat > 0:
+        figures.update(interleaved(bench_details, rows, snapshots, manifest, args.repeat))
+        for name in ("interleaved_bench_cpu_seconds", "interleaved_plugin_cpu_seconds", "interleaved_cpu_ratio"):
+            print(f"{name:28} {figures[name]:.4f}")
+    if args.json:
+        args.json.write_text(json.dumps({**figures, "mismatches": mismatches}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
