@@ -37,7 +37,8 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("registration", "path", "Write the registration here instead of REPORT.registration.json: a new file, created exclusively before any arm runs."),
     ("snapshot-latency", "flag", "Matched snapshot latency: per item a cold call (snapshot store moved aside) and a hit call that must agree, "
                                  "for arms that declare an index step and a snapshot store (corvint-context)."),
-    ("replace-registration", "flag", "Replace an existing registration sidecar that differs from this run's."),
+    ("replace-registration", "flag", "Replace an existing registration sidecar that differs from this run's, also in a run of part of "
+                                     "the bench (a run of the whole selection replaces it by itself)."),
     ("task-type", "str", "Only samples of this task type."),
     ("max-samples", "int", "Only the first N samples by id (after --bench-task-type)."),
     ("fold-map", "path", 'JSON {"owner/name": "A"|"B"}: each sample\'s partition; adds fold: groups.'),

@@ -34,13 +34,14 @@ from pytest_retrieval_bench.index.cache_writes import CacheWrites
 from pytest_retrieval_bench.options import Settings
 from pytest_retrieval_bench.arms.snapshot_latency import MatchedLatency
 from pytest_retrieval_bench.bench.outputs import check_outputs
-from pytest_retrieval_bench.report.registration import (build_registration, check_and_write_registration, create_registration,
+from pytest_retrieval_bench.report.registration import (build_registration, create_registration,
                                                          latency_registration, registration_drift, sidecar_path)
 from pytest_retrieval_bench.report.build import build_report
 from pytest_retrieval_bench.arms.deadline import arm_time_limit
 from pytest_retrieval_bench.bench.arms_setup import bind_embedding_arms, configured_arms, dense_device, embedding_models, matched_arms, variant_aliases
 from pytest_retrieval_bench.bench.finish import load_baseline, outputs_of, publish
 from pytest_retrieval_bench.bench.node_ids import SnapshotKey, parse_node_id
+from pytest_retrieval_bench.bench.registration_sidecar import RegistrationSidecar
 from pytest_retrieval_bench.bench.saved_runs import save_published, with_compared_baseline
 from pytest_retrieval_bench.history.provenance import commit_info, machine_info
 from pytest_retrieval_bench.bench.samples_setup import apply_max_samples, check_filters, load_all
@@ -109,6 +110,7 @@ class BenchSession:
             selected = [sample.id for loaded in self.loaded for sample in loaded.samples]
             self.registration["snapshot_latency"] = latency_registration([m.arm for m in self.matched.values()], selected)
         self.registration_written: bytes | None = None
+        self.sidecar = RegistrationSidecar(settings.report) if settings.report is not None else None
         self.shard_keys = self._shard_keys()
         self.failures: list[str] = []
         self.rules = self._gate_rules()
@@ -360,9 +362,9 @@ class BenchSession:
                 self.registration_written = create_registration(self.registration_path, self.registration)
             except BenchError as error:
                 raise pytest.UsageError(f"--bench-registration: {error}" if self.settings.registration else str(error)) from error
-        elif self.settings.report is not None:
+        elif self.sidecar is not None:
             try:
-                check_and_write_registration(self.settings.report, self.registration, self.settings.replace_registration)
+                self.sidecar.write(self.registration, self.settings.replace_registration, self.config)
             except BenchError as error:
                 raise pytest.UsageError(str(error)) from error
         if self.settings.capture is not None:
@@ -424,6 +426,7 @@ class BenchSession:
                             registration_failure=self._registration_drift(), paired_against=self.baselines)
         self.report_bytes, self.updated_baseline = published.report_bytes, published.updated_baseline
         self.report_path, self.report_notes = published.report_path, published.notes + self.compare_notes
+        self.report_notes += self.sidecar.settle(published.report_path) if self.sidecar is not None else []
         self.report_notes += [note for note in [save_published(self.settings, self.report, published.report_bytes, self.config.rootpath)] if note]
         self.failures.extend(published.failures)
         return self.report
