@@ -18,6 +18,7 @@ from _pytest.python import FunctionDefinition
 
 from pytest_retrieval_bench.arms.fusion import FusionArm
 from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.fixture_scopes import declaring_directory
 from pytest_retrieval_bench.junit import item_properties
 from pytest_retrieval_bench.arms.fixture_arms import REQUEST_FIXTURE, FixtureArm
 from pytest_retrieval_bench.arms.fixture_embedders import bind_embedders
@@ -92,7 +93,10 @@ class BenchFile(pytest.File):
                 function, params = fusion_item_function(arm, self.bench.arms)
             except BenchError as error:
                 raise self.CollectError(str(error)) from None
-        definition = FunctionDefinition.from_parent(self, name=sample.id, callobj=function)
+        declared = [part.declared for part in [arm, *(self.bench.arms[name] for name in getattr(arm, "component_names", ()))]
+                    if isinstance(part, FixtureArm)]
+        scope = declaring_directory(self.config, declared) or self  # fixtures as seen where the arm is declared
+        definition = FunctionDefinition.from_parent(scope, name=sample.id, callobj=function)
         fixtureinfo = definition._fixtureinfo
         if SNAPSHOT_FIXTURE not in fixtureinfo.names_closure:
             raise self.CollectError(f"arm {arm_name!r}: its function must take {REQUEST_FIXTURE!r} (or {SNAPSHOT_FIXTURE!r})")

@@ -37,7 +37,8 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("registration", "path", "Write the registration here instead of REPORT.registration.json: a new file, created exclusively before any arm runs."),
     ("snapshot-latency", "flag", "Matched snapshot latency: per item a cold call (snapshot store moved aside) and a hit call that must agree, "
                                  "for arms that declare an index step and a snapshot store (corvint-context)."),
-    ("replace-registration", "flag", "Replace an existing registration sidecar that differs from this run's."),
+    ("replace-registration", "flag", "Replace an existing registration sidecar that differs from this run's, also in a run of part of "
+                                     "the bench (a run of the whole selection replaces it by itself)."),
     ("task-type", "str", "Only samples of this task type."),
     ("max-samples", "int", "Only the first N samples by id (after --bench-task-type)."),
     ("fold-map", "path", 'JSON {"owner/name": "A"|"B"}: each sample\'s partition; adds fold: groups.'),
@@ -291,6 +292,7 @@ def read_settings(config: pytest.Config) -> Settings:
         snapshots[f"{match['repo']}@{match['commit']}"] = base / match["path"]
     if values["samples"]:  # an inactive plugin (no samples) judges nothing
         _refuse_missing_sources(values)
+    _refuse_path_taken_by_compare(config, values["compare"])
     if values["compare"] and values["baseline"]:
         raise pytest.UsageError("--bench-compare and --bench-baseline both name what this run is paired with: give one")
     if (values["fail-regressed"] or values["update-baseline"] or values["gate"]) and not (values["baseline"] or values["compare"]):
@@ -357,6 +359,21 @@ def read_settings(config: pytest.Config) -> Settings:
         compare=values["compare"],
         embed=_embed_options(values),
     )
+
+
+def _refuse_path_taken_by_compare(config: pytest.Config, compare: str | None) -> None:
+    """`--bench-compare mine`: the option's value is optional, so argparse takes the test path after it
+    as the saved run to compare with, and `mine` is never collected. Said before anything else goes
+    wrong for it (an arm `mine/conftest.py` declares is then unknown). `--bench-compare=mine` is a name."""
+    args = [str(arg) for arg in config.invocation_params.args]
+    separate = any(arg == "--bench-compare" and following == compare for arg, following in zip(args, args[1:]))
+    path = Path(config.invocation_params.dir) / compare if compare else None
+    if not separate or path is None or not path.exists():
+        return
+    kind = "a directory" if path.is_dir() else "a file"
+    raise pytest.UsageError(f"--bench-compare took {compare!r} as the saved run to compare with (its value is optional), but {compare!r} is "
+                            f"{kind}: give test paths before the option (pytest {compare} ... --bench-compare) or write --bench-compare=latest; "
+                            f"for a saved run named {compare!r} write --bench-compare={compare}")
 
 
 def _embed_options(values: dict[str, Any]) -> EmbedOptions:

@@ -183,14 +183,20 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
-    """Samples given by option (not as test paths) join the session's top-level collectors."""
+    """Samples given by option (not as test paths) join the session's top-level collectors; every
+    collected directory is noted, for the fixture arms its conftest declares."""
     report = yield
     problem = collector.config.stash.get(WORKER_PROBLEM_KEY, None)
     if problem is not None and isinstance(collector, pytest.Session):  # a worker that cannot run the bench says why
         report.outcome, report.longrepr, report.result = "failed", problem, []
         return report
     bench = bench_session(collector.config)
-    if bench is None or not isinstance(collector, pytest.Session) or report.outcome != "passed":
+    if bench is None or report.outcome != "passed":
+        return report
+    from pytest_retrieval_bench.fixture_scopes import note_directory
+
+    note_directory(collector)
+    if not isinstance(collector, pytest.Session):
         return report
     from pytest_retrieval_bench.collect import BenchFile
 
@@ -201,6 +207,9 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
             node = BenchFile.from_parent(collector, path=path, nodeid=_file_nodeid(collector.config, path))
             node.bench, node.index = bench, index
             report.result.append(node)
+    # samples files last: the directories given beside them are collected first, so a fixture arm
+    # declared in one of their conftests finds that directory's fixtures (fixture_scopes)
+    report.result.sort(key=lambda node: isinstance(node, BenchFile))
     return report
 
 

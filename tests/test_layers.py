@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (  # lowest first
     ("options",),
     ("bench",),
     ("terminal", "xdist", "fixtures"),
+    ("fixture_scopes",),
     ("collect", "cli"),
     ("plugin",),
     ("__init__",),  # the public names, each imported on first use

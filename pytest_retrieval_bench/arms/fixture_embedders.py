@@ -62,6 +62,7 @@ def ranking_function(function: Callable[..., Any], embedding: EmbeddingArm) -> C
         return embedding.retrieve(fixtures[REQUEST_FIXTURE])
 
     rank.__name__, rank.__qualname__, rank.__module__ = function.__name__, function.__qualname__, function.__module__
+    rank.__wrapped__ = function  # type: ignore[attr-defined]  # pytest's messages (a fixture not found) point at the declaration
     if hasattr(function, "pytestmark"):  # `skipif` and `parametrize` marks stay the arm's
         rank.pytestmark = function.pytestmark  # type: ignore[attr-defined]
     rank.__signature__ = inspect.Signature(  # type: ignore[attr-defined]

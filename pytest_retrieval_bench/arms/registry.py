@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Iterable
 
 from pytest_retrieval_bench.arms.arb_reference import ArbReferenceArm
@@ -42,8 +43,10 @@ def select_arms(requested: Iterable[str], available: dict[str, Arm], option: str
     for entry in requested:
         for name in aliases.get(entry, (entry,)):
             if name not in available:
-                known = ", ".join(sorted([*available, *aliases]))
-                raise UnknownArm(f"unknown arm {name!r} in {option} (known: {known})", name)
+                names_known = sorted([*available, *aliases])
+                close = difflib.get_close_matches(name, names_known, n=3)
+                guess = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+                raise UnknownArm(f"unknown arm {name!r} in {option}{guess} (known: {', '.join(names_known)})", name)
             if name not in names:
                 names.append(name)
     return names

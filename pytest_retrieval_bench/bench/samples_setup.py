@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_retrieval_bench.corpus.corpus_level import MANIFEST, subfolders_holding
 from pytest_retrieval_bench.errors import InputError
 from pytest_retrieval_bench.options import Settings
 from pytest_retrieval_bench.samples import LoadedSamples, Sample
@@ -54,6 +55,18 @@ def check_filters(loaded: list[LoadedSamples], settings: Settings, config: pytes
             config.issue_config_time_warning(pytest.PytestConfigWarning(
                 f"--bench-fold-map {settings.fold_map_path}: none of its repositories ({', '.join(unmatched)}) is a sample's; "
                 "every sample's partition is 'unassigned'"), stacklevel=2)
+
+
+def check_corpus_levels(loaded: list[LoadedSamples], settings: Settings) -> None:
+    """A --bench-corpus directory that holds none of the samples' snapshots while a subfolder of it
+    does (given one folder too high) is a usage error naming that subfolder."""
+    keys = [(sample.repo, sample.base_commit) for samples in loaded for sample in samples.samples if not sample.skip_reason]
+    for corpus_dir in settings.corpus:
+        below = subfolders_holding(corpus_dir, keys)
+        if below:
+            shown = " or ".join(f"--bench-corpus {folder}" for folder in below)
+            which = f"subfolder {below[0].name} does" if len(below) == 1 else f"subfolders {', '.join(folder.name for folder in below)} do"
+            raise pytest.UsageError(f"--bench-corpus {corpus_dir}: holds no snapshot of these samples (no {MANIFEST}); its {which}: give {shown}")
 
 
 def apply_max_samples(loaded: list[LoadedSamples], max_samples: int | None) -> None:

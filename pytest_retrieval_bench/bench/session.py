@@ -34,19 +34,19 @@ from pytest_retrieval_bench.index.cache_writes import CacheWrites
 from pytest_retrieval_bench.options import Settings
 from pytest_retrieval_bench.arms.snapshot_latency import MatchedLatency
 from pytest_retrieval_bench.bench.outputs import check_outputs
-from pytest_retrieval_bench.report.registration import (build_registration, check_and_write_registration, create_registration,
-                                                         latency_registration, registration_drift, sidecar_path)
+from pytest_retrieval_bench.report.registration import build_registration, create_registration, latency_registration, registration_drift, sidecar_path
 from pytest_retrieval_bench.report.build import build_report
 from pytest_retrieval_bench.arms.deadline import arm_time_limit
 from pytest_retrieval_bench.bench.arms_setup import bind_embedding_arms, configured_arms, dense_device, embedding_models, matched_arms, variant_aliases
 from pytest_retrieval_bench.bench.finish import load_baseline, outputs_of, publish
 from pytest_retrieval_bench.bench.node_ids import SnapshotKey, parse_node_id
+from pytest_retrieval_bench.bench.registration_sidecar import RegistrationSidecar
 from pytest_retrieval_bench.bench.saved_runs import save_published, with_compared_baseline
 from pytest_retrieval_bench.history.provenance import commit_info, machine_info
-from pytest_retrieval_bench.bench.samples_setup import apply_max_samples, check_filters, load_all
+from pytest_retrieval_bench.bench.samples_setup import apply_max_samples, check_corpus_levels, check_filters, load_all
 from pytest_retrieval_bench.bench.run import failed_record, make_request, run_item
 from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
-from pytest_retrieval_bench.bench.unknown_arms import unknown_arm_message
+from pytest_retrieval_bench.bench.unknown_arms import node_id_arm_message, unknown_arm_message
 from pytest_retrieval_bench.samples import LoadedSamples, Sample
 from pytest_retrieval_bench.files.jsonl import is_release_archive
 from pytest_retrieval_bench.files.sha256 import file_sha256
@@ -72,6 +72,8 @@ class BenchSession:
             self.baselines = select_arms(settings.baseline_arms, self.arms, "--bench-baseline-arms", variants) if settings.baseline_arms else list(REFERENCE_ARMS)
         except BenchError as error:
             raise pytest.UsageError(unknown_arm_message(error, role, config)) from error
+        if role != "worker" and (problem := node_id_arm_message(config, settings.samples, self.arm_names, self.arms)):
+            raise pytest.UsageError(problem)
         self.records: dict[tuple[str, str], dict[str, Any]] = {}
         self.expected: set[tuple[str, str]] = set()
         self.lost: dict[tuple[str, str], str] = {}
@@ -98,6 +100,7 @@ class BenchSession:
         self.base_dir = base_dir
         self.owns_base = owns_base
         self._require_snapshot_source()
+        check_corpus_levels(self.loaded, settings)
         self._cache_writes = CacheWrites(None if settings.no_cache else self.cache_dir())  # shared: a full disk stops every cache write
         self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache())
         bind_embedding_arms(config, self.arms, None if settings.no_cache else self.cache_dir() / "vectors", self._cache_writes,
@@ -109,6 +112,7 @@ class BenchSession:
             selected = [sample.id for loaded in self.loaded for sample in loaded.samples]
             self.registration["snapshot_latency"] = latency_registration([m.arm for m in self.matched.values()], selected)
         self.registration_written: bytes | None = None
+        self.sidecar = RegistrationSidecar(settings.report) if settings.report is not None else None
         self.shard_keys = self._shard_keys()
         self.failures: list[str] = []
         self.rules = self._gate_rules()
@@ -360,9 +364,9 @@ class BenchSession:
                 self.registration_written = create_registration(self.registration_path, self.registration)
             except BenchError as error:
                 raise pytest.UsageError(f"--bench-registration: {error}" if self.settings.registration else str(error)) from error
-        elif self.settings.report is not None:
+        elif self.sidecar is not None:
             try:
-                check_and_write_registration(self.settings.report, self.registration, self.settings.replace_registration)
+                self.sidecar.write(self.registration, self.settings.replace_registration, self.config)
             except BenchError as error:
                 raise pytest.UsageError(str(error)) from error
         if self.settings.capture is not None:
@@ -424,6 +428,7 @@ class BenchSession:
                             registration_failure=self._registration_drift(), paired_against=self.baselines)
         self.report_bytes, self.updated_baseline = published.report_bytes, published.updated_baseline
         self.report_path, self.report_notes = published.report_path, published.notes + self.compare_notes
+        self.report_notes += self.sidecar.settle(published.report_path) if self.sidecar is not None else []
         self.report_notes += [note for note in [save_published(self.settings, self.report, published.report_bytes, self.config.rootpath)] if note]
         self.failures.extend(published.failures)
         return self.report

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from pathlib import Path
 from typing import Iterable
 
 import pytest
 
 from pytest_retrieval_bench.arms.registry import UnknownArm
+from pytest_retrieval_bench.bench.node_ids import parse_node_id
 from pytest_retrieval_bench.errors import BenchError
 
 #: directories never searched: virtual environments, caches, version control
@@ -67,3 +69,27 @@ def unknown_arm_message(error: BenchError, role: str, config: pytest.Config) -> 
                     f"{config.rootpath / 'conftest.py'} or into a module given with -p MODULE, or give its directory as a test path "
                     f"(pytest {os.path.relpath(defining[0].parent, config.invocation_params.dir)} --bench-samples=...)")
     return message
+
+
+def node_id_arm_message(config: pytest.Config, samples_files: Iterable[Path], arm_names: Iterable[str], arms: Iterable[str]) -> str | None:
+    """The usage error for a node id given as a test path (`S::ID[arm]`) whose arm this run does not
+    select: pytest alone would say only "not found". A pasted node id runs its arm only when the run
+    selects it, so a custom arm needs its --bench-arms again (and its conftest's directory)."""
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        return None
+    files = {os.path.abspath(path) for path in samples_files}
+    selected, defined = set(arm_names), set(arms)
+    for arg in map(str, config.args):
+        parsed = parse_node_id(arg) if "::" in arg else None
+        if parsed is None or parsed[1] in selected or os.path.abspath(config.invocation_params.dir / arg.split("::", 1)[0]) not in files:
+            continue
+        arm = parsed[1]
+        if arm in defined:
+            return (f"{arg}: arm {arm!r} is not selected in this run (it selects {', '.join(arm_names)}): a node id runs only an arm the "
+                    f"run selects, and custom arms need --bench-arms again: add --bench-arms={arm} to the command")
+        loaded = [Path(module.__file__) for module in config.pluginmanager.get_plugins() if getattr(module, "__file__", None)]
+        defining = conftests_naming(config.rootpath, arm.split("[", 1)[0], loaded)
+        where = f"{os.path.relpath(defining[0].parent, config.invocation_params.dir)} " if defining else "DIRECTORY "
+        return (f"{arg}: no arm {arm!r} in this run: custom arms need --bench-arms again, with the directory of the conftest "
+                f"that declares them as a test path: pytest {where}{shlex.quote(arg)} --bench-arms={arm}")
+    return None

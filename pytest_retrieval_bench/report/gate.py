@@ -77,7 +77,7 @@ def check_compatible(run_registration: dict[str, Any], baseline: dict[str, Any],
     """
     run_digests = sorted(entry["sha256"] for entry in run_registration.get("samples", []))
     if samples_digests(baseline) != run_digests:
-        raise BenchError(f"baseline is over different samples (sha256 {samples_digests(baseline)} vs this run's {run_digests})")
+        raise BenchError(other_samples_message(baseline.get("registration", {}), run_registration))
     if baseline.get("registration", {}).get("limit") != run_registration.get("limit"):
         raise BenchError(f"baseline limit {baseline.get('registration', {}).get('limit')} differs from this run's {run_registration.get('limit')}")
     baseline_arms = arm_names_of(baseline)
@@ -100,6 +100,23 @@ def check_compatible(run_registration: dict[str, Any], baseline: dict[str, Any],
             raise BenchError(f"--bench-gate {rule.text!r}: no baseline record has the metric {rule.metric!r} (known: {', '.join(sorted(metrics))})")
         if rule.group not in groups:
             raise BenchError(f"--bench-gate {rule.text!r}: the baseline has no sample in group {rule.group!r}")
+
+
+def other_samples_message(baseline_registration: dict[str, Any], run_registration: dict[str, Any]) -> str:
+    """A baseline over other samples: both samples files, and what to do about it."""
+    def shown(registration: dict[str, Any]) -> tuple[list[str], str]:
+        entries = registration.get("samples", [])
+        paths = [str(entry.get("path")) for entry in entries]
+        return paths, ", ".join(f"{path} (sha256 {str(entry.get('sha256'))[:12]})" for path, entry in zip(paths, entries)) or "no samples file"
+
+    (theirs, baseline_files), (ours, run_files) = shown(baseline_registration), shown(run_registration)
+    if theirs == ours:
+        advice = ("the samples file changed since the baseline was written: write the baseline again over this file (a run with "
+                  "--bench-report, or --bench-update-baseline on a new path), or restore the file it was written over")
+    else:
+        advice = ("run over the baseline's samples file, or pair with a baseline written over this run's "
+                  "(a run with --bench-report, or --bench-update-baseline on a new path)")
+    return f"baseline is over other samples: it was written over {baseline_files}, this run reads {run_files}; {advice}"
 
 
 def arm_names_of(report: dict[str, Any]) -> set[str]:

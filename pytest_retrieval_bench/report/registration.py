@@ -1,13 +1,14 @@
 """The registration: what a run measures, written before any arm runs and bound into the report.
 
-A run whose registration differs from an existing sidecar is a different run; it is refused
-unless the user asks to replace the sidecar, so results can't silently mix.
+A run whose registration differs from an existing sidecar is a different run: a run that replaces
+the whole report replaces the sidecar too and says what changed; one that would leave results of
+two registrations side by side (a part of the bench beside a complete report) is refused unless the
+user asks to replace the sidecar, so results can't silently mix.
 """
 
 from __future__ import annotations
 
 import hashlib
-import inspect
 import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -15,6 +16,7 @@ from typing import Any, Callable, Sequence
 import orjson
 
 from pytest_retrieval_bench.arms.base import Arm
+from pytest_retrieval_bench.arms.class_source import class_source
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.files.sha256 import file_sha256
 from pytest_retrieval_bench.report.build import canonical_json, write_atomically
@@ -30,7 +32,7 @@ def arm_identity(arm: Arm, tokenizer_version: str) -> str:
         return f"builtin:{arm.name}:{tokenizer_version}"
     source = ""
     try:
-        source = hashlib.sha256(inspect.getsource(type(arm)).encode()).hexdigest()[:16]
+        source = hashlib.sha256(class_source(type(arm)).encode()).hexdigest()[:16]
     except (OSError, TypeError):
         pass
     return f"python:{module}.{type(arm).__qualname__}" + (f":{source}" if source else "")
@@ -103,27 +105,63 @@ def sidecar_path(report: Path) -> Path:
     return report.with_name(report.name + SIDECAR_SUFFIX)
 
 
-def check_and_write_registration(report: Path, registration: dict[str, Any], replace: bool) -> Path:
+def registration_changes(existing: dict[str, Any], registration: dict[str, Any]) -> str:
+    """What differs between two registrations, on one line: per field, a mapping's changed entries
+    (`arm_identities: mine a -> b`), a list or value as before -> after, a long one just as changed."""
+    parts = []
+    for key in sorted(set(existing) | set(registration)):
+        before, after = existing.get(key), registration.get(key)
+        if before == after:
+            continue
+        if isinstance(before, dict) and isinstance(after, dict):
+            entries = [f"{name} {_brief(before.get(name))} -> {_brief(after.get(name))}"
+                       for name in sorted(set(before) | set(after), key=str) if before.get(name) != after.get(name)]
+            parts.append(f"{key}: {'; '.join(entries)}")
+        else:
+            parts.append(f"{key} {_brief(before)} -> {_brief(after)}")
+    return ", ".join(parts)
+
+
+def _brief(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    shown = ",".join(map(str, value)) if isinstance(value, list) and all(isinstance(item, str) for item in value) else str(value)
+    return shown if len(shown) <= 80 else "(changed)"
+
+
+def read_sidecar(path: Path) -> dict[str, Any] | None:
+    """The existing sidecar's registration, None without one (BenchError when it cannot be read)."""
+    if not path.exists():
+        return None
+    try:
+        existing = orjson.loads(path.read_bytes())
+        if not isinstance(existing, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as error:
+        raise BenchError(f"{path}: existing registration is unreadable ({error}); pass --bench-replace-registration to replace it") from error
+    return existing
+
+
+def check_and_write_registration(report: Path, registration: dict[str, Any], replace: bool, partial_selection: str | None = None) -> str | None:
+    """Write the sidecar of `report`; an existing one that differs is replaced when the run replaces
+    the whole report (or with `replace`), and refused when the run selects part of it
+    (`partial_selection` names how): that part's report is written beside the complete one, which
+    would be left with another run's registration. Returns what a replacement changed, if any."""
     path = sidecar_path(report)
     data = canonical_json(registration)
-    if path.exists() and not replace:
-        try:
-            existing = orjson.loads(path.read_bytes())
-            if not isinstance(existing, dict):
-                raise ValueError("not a JSON object")
-        except (OSError, ValueError) as error:
-            raise BenchError(f"{path}: existing registration is unreadable ({error}); pass --bench-replace-registration to replace it") from error
-        if canonical_json(existing) != data:
-            changed = sorted(key for key in set(existing) | set(registration) if existing.get(key) != orjson.loads(data).get(key))
-            raise BenchError(
-                f"{path}: an existing registration differs from this run's (fields: {', '.join(changed)}); "
-                "this is a different run: choose another --bench-report or pass --bench-replace-registration"
-            )
+    existing = None if replace else read_sidecar(path)
+    changes = registration_changes(existing, orjson.loads(data)) if existing is not None and canonical_json(existing) != data else None
+    if changes and partial_selection:
+        raise BenchError(
+            f"{path}: an existing registration differs from this run's ({changes}), and this run selects part of the bench "
+            f"({partial_selection}): its results would sit beside a report of another registration; run the whole selection to "
+            "replace both, choose another --bench-report, or pass --bench-replace-registration"
+        )
     try:
         write_atomically(path, data)
     except OSError as error:
         raise BenchError(f"{path}: cannot write the registration: {error.strerror or error}") from error
-    return path
+    return changes
 
 
 # -- matched snapshot latency: an exclusive registration, checked again before publication ---------
