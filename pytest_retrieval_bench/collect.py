@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import pytest
 from _pytest.python import FunctionDefinition
 
+from pytest_retrieval_bench.arms.agents.arm import AgentArm
 from pytest_retrieval_bench.arms.fusion import FusionArm
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.junit import item_properties
 from pytest_retrieval_bench.arms.fixture_arms import REQUEST_FIXTURE, FixtureArm
 from pytest_retrieval_bench.arms.fixture_embedders import bind_embedders
+from pytest_retrieval_bench.bench.agent_run import leakage_skip
 from pytest_retrieval_bench.samples.model import Sample
 from pytest_retrieval_bench.terminal import MessageRepr
 from pytest_retrieval_bench.tracebacks import arm_traceback
@@ -136,6 +138,8 @@ class BenchItem(pytest.Function):
     def setup(self) -> None:
         if self.sample.skip_reason:  # before any fixture: a skipped sample loads no snapshot
             raise pytest.skip.Exception(self.sample.skip_reason, _use_item_location=True)
+        if isinstance(self.arm, AgentArm) and (leaking := leakage_skip(self.sample)):
+            raise pytest.skip.Exception(leaking, _use_item_location=True)
         super().setup()  # fixtures: the snapshot first (session scope), then the arm's own
         bind_embedders(self.arm, self.bench.arms, self.funcargs)  # an `@embedder(...)` arm's embedder, from its fixtures
         self.bench.prepare_arm(self.arm, self.funcargs[SNAPSHOT_FIXTURE])
@@ -147,6 +151,8 @@ class BenchItem(pytest.Function):
         raised: list[BaseException] = []
         if isinstance(arm, FusionArm):
             record = self.bench.run_fused(self.sample, arm, snapshot, self.funcargs)
+        elif isinstance(arm, AgentArm):
+            record = self.bench.run_agent(self.sample, arm, request, snapshot, raised)
         else:
             if isinstance(arm, FixtureArm):
                 arguments = {name: self.funcargs[name] for name in self._fixtureinfo.argnames}
