@@ -17,6 +17,7 @@ import pytest
 from _pytest.python import FunctionDefinition
 
 from pytest_retrieval_bench.arms.agents.arm import AgentArm
+from pytest_retrieval_bench.arms.agents.python_agent import TOOLS_FIXTURE
 from pytest_retrieval_bench.arms.fusion import FusionArm
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.junit import item_properties
@@ -146,13 +147,17 @@ class BenchItem(pytest.Function):
 
     def runtest(self) -> None:
         arm = self.arm
-        request = self.funcargs[REQUEST_FIXTURE]
         snapshot = self.funcargs[SNAPSHOT_FIXTURE]
+        request = self.funcargs.get(REQUEST_FIXTURE) or self.bench.make_request(self.sample, self.arm_name, snapshot)  # an agent may take only `bench_tools`
         raised: list[BaseException] = []
         if isinstance(arm, FusionArm):
             record = self.bench.run_fused(self.sample, arm, snapshot, self.funcargs)
         elif isinstance(arm, AgentArm):
-            record = self.bench.run_agent(self.sample, arm, request, snapshot, raised)
+            env, act = None, None
+            if isinstance(arm, FixtureArm):  # a Python agent: its function, with its fixtures (`bench_tools`, the environment, among them)
+                arguments = {name: self.funcargs[name] for name in self._fixtureinfo.argnames}
+                env, act = self.funcargs.get(TOOLS_FIXTURE), lambda env: arm.call(arguments, env)
+            record = self.bench.run_agent(self.sample, arm, request, snapshot, raised, env, act)
         else:
             if isinstance(arm, FixtureArm):
                 arguments = {name: self.funcargs[name] for name in self._fixtureinfo.argnames}

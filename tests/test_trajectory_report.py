@@ -46,7 +46,7 @@ def records(samples: list[Any]) -> list[dict[str, Any]]:
             snapshot = read_chunk_file(find_chunk_file(CORPUS, sample.repo, sample.base_commit), sample.repo, sample.base_commit)
             snapshots[sample.snapshot_key] = (snapshot, ToolFiles.of_snapshot(snapshot))
         snapshot, files = snapshots[sample.snapshot_key]
-        found.append(run_agent_item(sample, arm, make_request(sample, snapshot, 20, None), snapshot, files, 20))
+        found.append(run_agent_item(sample, arm, make_request(sample, snapshot, 20, None), snapshot, arm.environment(files), 20))
     return found
 
 

@@ -10,9 +10,10 @@ outcome follows the bench: a hit when a gold file is in the final context.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 from pytest_retrieval_bench.arms.agents.arm import AgentArm
+from pytest_retrieval_bench.arms.agents.environment import ClosedToolEnvironment
 from pytest_retrieval_bench.arms.agents.protocol import Episode
 from pytest_retrieval_bench.arms.agents.scripted import closed_tool_fields
 from pytest_retrieval_bench.arms.agents.tool_files import ToolFiles
@@ -85,20 +86,21 @@ def answer_of(sample: Sample, episode: Episode) -> Answer:
     return Answer(ranking=list(episode.final_files), abstained=False)
 
 
-def run_agent_item(sample: Sample, arm: AgentArm, request: Request, snapshot: Snapshot, files: ToolFiles, limit: int,
-                   arm_timeout: float | None = None, timeout_source: str = "--bench-arm-timeout",
-                   raised: list[BaseException] | None = None) -> dict[str, Any]:
-    """One agent item's record; `error` is set instead of raising (the agent's own exception is
-    appended to `raised`, for pytest to show). Only the agent's run is timed."""
+def run_agent_item(sample: Sample, arm: AgentArm, request: Request, snapshot: Snapshot, env: ClosedToolEnvironment, limit: int,
+                   act: Callable[[ClosedToolEnvironment], Any] | None = None, arm_timeout: float | None = None,
+                   timeout_source: str = "--bench-arm-timeout", raised: list[BaseException] | None = None) -> dict[str, Any]:
+    """One agent item's record: `act(env)` (by default the arm's `run`) acts through the item's
+    environment and returns its episode; `error` is set instead of raising (the agent's own
+    exception is appended to `raised`, for pytest to show). Only the agent's run is timed."""
     record: dict[str, Any] = {"sample_id": sample.id, "arm": arm.name, "query_chars": len(sample.query_text),
                               "query_truncated": len(request.query_text) < len(sample.query_text), "snapshot_sha256": snapshot.files_digest()}
     error: str | None = None
-    env = arm.environment(files)
+    act = act or (lambda env: arm.run(request, env))
     episode: Episode | None = None
     started = time.perf_counter()
     try:
         with time_limit(arm_timeout, f"arm {arm.name}", timeout_source):
-            episode = arm.run(request, env)
+            episode = act(env)
         if not isinstance(episode, Episode):
             raise ArmError(f"agent {arm.name} returned {type(episode).__name__}, expected its environment's finish() (an Episode)")
     except ArmTimedOut as exc:

@@ -306,10 +306,15 @@ class BenchSession:
             self.component_records[key] = record
         return record
 
-    def run_agent(self, sample: Sample, arm: Any, request: Request, snapshot: Snapshot, raised: list[BaseException]) -> dict[str, Any]:
-        """An agent item's record: a fresh environment over the snapshot's shared files."""
+    def agent_environment(self, arm: Any, snapshot: Snapshot) -> Any:
+        return arm.environment(self.agent_files.of(snapshot))
+
+    def run_agent(self, sample: Sample, arm: Any, request: Request, snapshot: Snapshot, raised: list[BaseException], env: Any = None,
+                  act: Any = None) -> dict[str, Any]:
+        """An agent item's record: its environment (made here unless `bench_tools` made it), then `act` (the arm's `run`)."""
         seconds, source = arm_time_limit(arm, self.settings.arm_timeout)
-        return run_agent_item(sample, arm, request, snapshot, self.agent_files.of(snapshot), self.settings.limit, seconds, source, raised)
+        env = env if env is not None else self.agent_environment(arm, snapshot)
+        return run_agent_item(sample, arm, request, snapshot, env, self.settings.limit, act, seconds, source, raised)
 
     def run_fused(self, sample: Sample, fusion: FusionArm, snapshot: Snapshot, funcargs: dict[str, Any]) -> dict[str, Any]:
         """A fusion item: its components' records (run now unless they ran already), then RRF over them.
