@@ -20,17 +20,29 @@ from pytest_retrieval_bench.scoring.trajectory import closed_tool_detail, summar
 _DETAIL_FIELDS = ("gold_files", "supporting_context_files", "gold_spans", "gold_blocks", "closed_tool", "metrics")
 
 
+def _step(value: Any) -> bool:
+    return (isinstance(value, dict) and (value.get("step") is None or type(value["step"]) is int)
+            and (value.get("path") is None or isinstance(value["path"], str)))
+
+
+def _rows(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(row, dict) for row in value)
+
+
 def is_trajectory(value: Any) -> bool:
     """The shape this module reads of a record's `trajectory` (checked before anything is rebuilt)."""
-    if not isinstance(value, dict) or not isinstance(value.get("steps"), list) or not all(isinstance(step, dict) for step in value["steps"]):
+    if not isinstance(value, dict) or not isinstance(value.get("steps"), list) or not all(map(_step, value["steps"])):
         return False
     if not isinstance(value.get("final_files"), list) or not all(isinstance(path, str) for path in value["final_files"]):
         return False
     detail = value.get("detail")
     if detail is None:
-        return True
+        return "detail" not in value
     return (isinstance(detail, dict) and all(name in detail for name in _DETAIL_FIELDS) and isinstance(detail["closed_tool"], dict)
-            and isinstance(detail["gold_files"], list) and isinstance(detail["metrics"], dict))
+            and isinstance(detail["metrics"], dict) and _rows(detail["gold_spans"]) and _rows(detail["gold_blocks"])
+            and all(isinstance(detail[name], list) and all(isinstance(path, str) for path in detail[name])
+                    for name in ("gold_files", "supporting_context_files"))
+            and isinstance(detail["closed_tool"].get("final_files", []), list))
 
 
 def detail_row(entry: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,8 +7,6 @@ calls made before an agent fails are kept) and hands it to `run`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pytest_retrieval_bench.arms.agents import scripted
 from pytest_retrieval_bench.arms.agents.environment import ClosedToolEnvironment
 from pytest_retrieval_bench.arms.agents.protocol import Budgets, Episode
@@ -32,9 +30,6 @@ class AgentArm:
 
     def retrieve(self, request: Request) -> Answer:
         raise ArmError(f"arm {self.name!r} is an agent: it runs as an agent item, not as a ranking (a fusion component)")
-
-    def description(self) -> dict[str, Any]:
-        return {"kind": "agent", "budgets": self.budgets.record()}
 
 
 class ScriptedAgentArm(AgentArm):
