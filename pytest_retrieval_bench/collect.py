@@ -157,7 +157,7 @@ class BenchItem(pytest.Function):
             if isinstance(arm, FixtureArm):  # a Python agent: its function, with its fixtures (`bench_tools`, the environment, among them)
                 arguments = {name: self.funcargs[name] for name in self._fixtureinfo.argnames}
                 env, act = self.funcargs.get(TOOLS_FIXTURE), lambda env: arm.call(arguments, env)
-            record = self.bench.run_agent(self.sample, arm, request, snapshot, raised, env, act)
+            record = self.bench.agents.run(self.sample, arm, request, snapshot, raised, env, act)
         else:
             if isinstance(arm, FixtureArm):
                 arguments = {name: self.funcargs[name] for name in self._fixtureinfo.argnames}

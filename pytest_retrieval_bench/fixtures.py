@@ -79,7 +79,7 @@ def bench_tools(request: pytest.FixtureRequest, bench_snapshot: Snapshot) -> Any
     arm = bench.arms.get(getattr(item, "arm_name", ""))
     if not callable(getattr(arm, "environment", None)):
         pytest.fail("bench_tools is only available to agent items (@pytest_retrieval_bench.agent)", pytrace=False)
-    return bench.agent_environment(arm, bench_snapshot)
+    return bench.agents.environment(arm, bench_snapshot)
 
 
 @pytest.fixture(scope="session")

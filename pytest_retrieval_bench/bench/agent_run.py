@@ -18,7 +18,7 @@ from pytest_retrieval_bench.arms.agents.protocol import Episode
 from pytest_retrieval_bench.arms.agents.scripted import closed_tool_fields
 from pytest_retrieval_bench.arms.agents.tool_files import ToolFiles
 from pytest_retrieval_bench.arms.base import Answer, Request
-from pytest_retrieval_bench.arms.deadline import ArmTimedOut, time_limit
+from pytest_retrieval_bench.arms.deadline import ArmTimedOut, arm_time_limit, time_limit
 from pytest_retrieval_bench.bench.run import score
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.errors import ArmError, SnapshotError
@@ -30,20 +30,33 @@ from pytest_retrieval_bench.scoring.trajectory import closed_tool_detail
 _ENTRY_FIELDS = ("sample_id", "task_type", "repo", "base_commit", "steps")
 
 
-class AgentFiles:
-    """The current snapshot's `ToolFiles`, made once per snapshot and shared by its agent items."""
+class AgentItems:
+    """A process's agent items: the current snapshot's `ToolFiles` (made once per snapshot, shared
+    by its items; dropped with the snapshot), an environment per item, and each item's run."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int, arm_timeout: float | None):
+        self.limit = limit
+        self.arm_timeout = arm_timeout
         self._snapshot: Snapshot | None = None
         self._files: ToolFiles | None = None
 
-    def of(self, snapshot: Snapshot) -> ToolFiles:
+    def files(self, snapshot: Snapshot) -> ToolFiles:
         if self._snapshot is not snapshot or self._files is None:
             self._snapshot, self._files = snapshot, ToolFiles.of_snapshot(snapshot)
         return self._files
 
     def release(self) -> None:
         self._snapshot = self._files = None
+
+    def environment(self, arm: AgentArm, snapshot: Snapshot) -> ClosedToolEnvironment:
+        return arm.environment(self.files(snapshot))
+
+    def run(self, sample: Sample, arm: AgentArm, request: Request, snapshot: Snapshot, raised: list[BaseException],
+            env: ClosedToolEnvironment | None = None, act: Callable[[ClosedToolEnvironment], Any] | None = None) -> dict[str, Any]:
+        """An agent item's record: its environment (made here unless `bench_tools` made it), then `act` (the arm's `run`)."""
+        seconds, source = arm_time_limit(arm, self.arm_timeout)
+        env = env if env is not None else self.environment(arm, snapshot)
+        return run_agent_item(sample, arm, request, snapshot, env, self.limit, act, seconds, source, raised)
 
 
 def leakage_skip(sample: Sample) -> str | None:

@@ -45,7 +45,7 @@ from pytest_retrieval_bench.bench.saved_runs import save_published, with_compare
 from pytest_retrieval_bench.history.provenance import commit_info, machine_info
 from pytest_retrieval_bench.bench.samples_setup import apply_max_samples, check_filters, load_all
 from pytest_retrieval_bench.bench.run import failed_record, make_request, run_item
-from pytest_retrieval_bench.bench.agent_run import AgentFiles, run_agent_item
+from pytest_retrieval_bench.bench.agent_run import AgentItems
 from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
 from pytest_retrieval_bench.bench.unknown_arms import unknown_arm_message
 from pytest_retrieval_bench.samples import LoadedSamples, Sample
@@ -82,7 +82,7 @@ class BenchSession:
         self.component_records: dict[tuple[str, str], dict[str, Any]] = {}
         self._components = {name for fusion in self.fusions.values() for name in fusion.component_names}
         self.snapshot_setups: list[dict[str, Any]] = []
-        self.agent_files = AgentFiles()  # the current snapshot's files as agents see them
+        self.agents = AgentItems(settings.limit, settings.arm_timeout)
         self.snapshot_loads: list[tuple[str, str | None]] = []  # (snapshot, xdist worker or None) per read
         self._snapshot_keys = sorted({sample.snapshot_key for sample in self.samples_by_id.values()})
         self._snapshot_params = {key: SnapshotKey(key) for key in self._snapshot_keys}
@@ -269,7 +269,7 @@ class BenchSession:
     def release_snapshot(self, key: str) -> None:
         self.store.release(key)
         self.component_records.clear()
-        self.agent_files.release()
+        self.agents.release()
 
     def load_snapshot(self, key: str) -> Snapshot:
         """A snapshot for an ordinary test, read apart from the store's current one."""
@@ -305,16 +305,6 @@ class BenchSession:
         if arm_name in self._components:
             self.component_records[key] = record
         return record
-
-    def agent_environment(self, arm: Any, snapshot: Snapshot) -> Any:
-        return arm.environment(self.agent_files.of(snapshot))
-
-    def run_agent(self, sample: Sample, arm: Any, request: Request, snapshot: Snapshot, raised: list[BaseException], env: Any = None,
-                  act: Any = None) -> dict[str, Any]:
-        """An agent item's record: its environment (made here unless `bench_tools` made it), then `act` (the arm's `run`)."""
-        seconds, source = arm_time_limit(arm, self.settings.arm_timeout)
-        env = env if env is not None else self.agent_environment(arm, snapshot)
-        return run_agent_item(sample, arm, request, snapshot, env, self.settings.limit, act, seconds, source, raised)
 
     def run_fused(self, sample: Sample, fusion: FusionArm, snapshot: Snapshot, funcargs: dict[str, Any]) -> dict[str, Any]:
         """A fusion item: its components' records (run now unless they ran already), then RRF over them.
