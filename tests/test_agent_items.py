@@ -96,3 +96,23 @@ def test_a_failing_agent_fails_its_item_only_and_reruns_with_lf_and_stops_with_x
     stopped = run(release_bench, f"--bench-arms={AGENT}", "-x", "-q", "-p", "no:cacheprovider", "--bench-report=stopped.json")
     assert stopped.ret == 1 and "stopping after 1 failures" in stopped.stdout.str()
     assert json.loads((release_bench.path / "stopped.json").read_text(encoding="utf-8"))["partial"]["not_run"]
+
+
+def _clockless(value: object) -> object:
+    """A report with its clock readings (`wall_ms`, each call's `wall_seconds`) and latency section gone."""
+    if isinstance(value, dict):
+        return {key: _clockless(item) for key, item in value.items() if key not in ("wall_ms", "wall_seconds", "latency")}
+    if isinstance(value, list):
+        return [_clockless(item) for item in value]
+    return value
+
+
+def test_agent_items_give_the_same_report_under_xdist(release_bench: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    reports = {}
+    for name, mode in (("local", ("-p", "no:xdist")), ("n2", ("-n", "2"))):
+        result = run(release_bench, *mode, "-q", "-p", "no:cacheprovider", f"--bench-arms={AGENT}", f"--bench-report={name}.json")
+        assert result.ret == 0, result.stdout.str()
+        reports[name] = json.loads((release_bench.path / f"{name}.json").read_text(encoding="utf-8"))
+    assert reports["local"]["trajectory"][AGENT]["evaluated"] == 28
+    assert _clockless(reports["n2"]) == _clockless(reports["local"])
