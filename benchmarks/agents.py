@@ -26,6 +26,11 @@ corpus directory and an ARB samples file:
    (every snapshot's first row pays for lowering its files and counting their tokens), and each
    row keeps its fastest CPU time per side.
 
+5. With `--report REPORT` (a report of `pytest --bench-arms=arb-closed-tool,...` on the same samples
+   and corpus), the detail row each `arb-closed-tool` record holds, recomputed from the record
+   (`report.trajectory_section.detail_row`), against the bench's row; rows the report lacks or
+   the bench skipped are counted apart.
+
 Printed: rows, identical rows, mismatching fields, the summaries' agreement, and the CPU ratios
 (bench over plugin) for the whole evaluation and for the agent alone, with the environment's
 mean cost per tool call. It prints figures and asserts nothing.
@@ -45,6 +50,7 @@ from typing import Any, Callable
 from pytest_retrieval_bench.arms.agents import scripted
 from pytest_retrieval_bench.arms.agents.tool_files import ToolFiles
 from pytest_retrieval_bench.corpus.chunks import find_chunk_file, read_chunk_file
+from pytest_retrieval_bench.report.build import rounded
 from pytest_retrieval_bench.samples.arb import query_text_for_eval, target_gold_files
 from pytest_retrieval_bench.scoring.trajectory import closed_tool_detail, summarize_closed_tool, summarize_trajectory_details
 
@@ -128,6 +134,30 @@ def _episode_parts(sample: dict[str, Any], tool_files: ToolFiles) -> tuple[list[
     return episode.steps, scripted.closed_tool_fields(episode)
 
 
+def report_parity(report_path: Path, bench_details: list[dict[str, Any]]) -> dict[str, Any]:
+    """The plugin run's `arb-closed-tool` rows (from its report) against the bench's rows."""
+    from pytest_retrieval_bench.report.merge import read_report
+    from pytest_retrieval_bench.report.trajectory_section import detail_row
+
+    report = read_report(report_path, sections=("trajectory",))
+    entries = {entry["id"]: entry for entry in report["details"] if "arb-closed-tool" in entry.get("arms", {})}
+    mismatches, fields = [], Counter()
+    for expected in bench_details:
+        entry = entries.get(expected["sample_id"])
+        if entry is None:
+            mismatches.append({"sample_id": expected["sample_id"], "fields": ["<no record in the report>"]})
+            continue
+        names = differing_fields(detail_row(entry, entry["arms"]["arb-closed-tool"]), expected)
+        if names:
+            fields.update(names)
+            mismatches.append({"sample_id": expected["sample_id"], "fields": names})
+    section = (report.get("trajectory") or {}).get("arb-closed-tool", {})
+    return {"report_rows": sum(1 for expected in bench_details if expected["sample_id"] in entries),
+            "report_rows_not_in_bench": len(set(entries) - {expected["sample_id"] for expected in bench_details}),
+            "report_identical_rows": len(bench_details) - len(mismatches), "report_mismatching_rows": len(mismatches),
+            "report_mismatching_fields": dict(fields), "report_mismatches": mismatches, "report_section": section}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, required=True)
@@ -135,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bench-src", type=Path, required=True)
     parser.add_argument("--json", type=Path, help="also write the figures and every mismatch here")
     parser.add_argument("--repeat", type=int, default=0, help="rounds of the interleaved agent timing (0: none)")
+    parser.add_argument("--report", type=Path, help="also compare the arb-closed-tool records of this plugin report with the bench's rows")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(args.bench_src / "src"))
 
@@ -201,6 +232,18 @@ def main(argv: list[str] | None = None) -> int:
         figures.update(interleaved(bench_details, rows, snapshots, manifest, args.repeat))
         for name in ("interleaved_bench_cpu_seconds", "interleaved_plugin_cpu_seconds", "interleaved_cpu_ratio"):
             print(f"{name:28} {figures[name]:.4f}")
+    if args.report:
+        parity = report_parity(args.report, bench_details)
+        figures.update({name: value for name, value in parity.items() if name not in ("report_mismatches", "report_section")})
+        for name in ("report_rows", "report_rows_not_in_bench", "report_identical_rows", "report_mismatching_rows", "report_mismatching_fields"):
+            print(f"{name:28} {parity[name]}")
+        for mismatch in parity["report_mismatches"][:20]:
+            print(f"  report {mismatch['sample_id']}: {', '.join(mismatch['fields'][:8])}")
+        section = parity["report_section"]
+        figures["report_section_equal"] = {
+            "metrics": section.get("metrics") == rounded(summary["metrics"]),
+            "closed_tool_metrics": section.get("closed_tool_metrics") == rounded(summary["closed_tool_metrics"])}
+        print(f"{'report_section_equal':28} {figures['report_section_equal']}")
     if args.json:
         args.json.write_text(json.dumps({**figures, "mismatches": mismatches}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return 0

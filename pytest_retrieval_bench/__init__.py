@@ -9,6 +9,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pytest_retrieval_bench.arms.agents.python_agent import agent
     from pytest_retrieval_bench.arms.base import Answer, Arm, Request, SnapshotHandle
     from pytest_retrieval_bench.arms.embedding import embedding_arm
     from pytest_retrieval_bench.arms.fixture_arms import arm, embedder
@@ -16,9 +17,9 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _HOMES = {"Answer": "arms.base", "Arm": "arms.base", "Request": "arms.base", "SnapshotHandle": "arms.base",
-          "embedding_arm": "arms.embedding", "arm": "arms.fixture_arms", "embedder": "arms.fixture_arms"}
+          "embedding_arm": "arms.embedding", "agent": "arms.agents.python_agent", "arm": "arms.fixture_arms", "embedder": "arms.fixture_arms"}
 
-__all__ = ["Answer", "Arm", "Request", "SnapshotHandle", "__version__", "arm", "embedder", "embedding_arm"]
+__all__ = ["Answer", "Arm", "Request", "SnapshotHandle", "__version__", "agent", "arm", "embedder", "embedding_arm"]
 
 
 def __getattr__(name: str) -> Any:

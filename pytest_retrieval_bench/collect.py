@@ -16,12 +16,15 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import pytest
 from _pytest.python import FunctionDefinition
 
+from pytest_retrieval_bench.arms.agents.arm import AgentArm
+from pytest_retrieval_bench.arms.agents.python_agent import TOOLS_FIXTURE
 from pytest_retrieval_bench.arms.fusion import FusionArm
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.fixture_scopes import declaring_directory
 from pytest_retrieval_bench.junit import item_properties
 from pytest_retrieval_bench.arms.fixture_arms import REQUEST_FIXTURE, FixtureArm
 from pytest_retrieval_bench.arms.fixture_embedders import bind_embedders
+from pytest_retrieval_bench.bench.agent_run import leakage_skip
 from pytest_retrieval_bench.samples.model import Sample
 from pytest_retrieval_bench.terminal import MessageRepr
 from pytest_retrieval_bench.tracebacks import arm_traceback
@@ -140,17 +143,25 @@ class BenchItem(pytest.Function):
     def setup(self) -> None:
         if self.sample.skip_reason:  # before any fixture: a skipped sample loads no snapshot
             raise pytest.skip.Exception(self.sample.skip_reason, _use_item_location=True)
+        if isinstance(self.arm, AgentArm) and (leaking := leakage_skip(self.sample)):
+            raise pytest.skip.Exception(leaking, _use_item_location=True)
         super().setup()  # fixtures: the snapshot first (session scope), then the arm's own
         bind_embedders(self.arm, self.bench.arms, self.funcargs)  # an `@embedder(...)` arm's embedder, from its fixtures
         self.bench.prepare_arm(self.arm, self.funcargs[SNAPSHOT_FIXTURE])
 
     def runtest(self) -> None:
         arm = self.arm
-        request = self.funcargs[REQUEST_FIXTURE]
         snapshot = self.funcargs[SNAPSHOT_FIXTURE]
+        request = self.funcargs.get(REQUEST_FIXTURE) or self.bench.make_request(self.sample, self.arm_name, snapshot)  # an agent may take only `bench_tools`
         raised: list[BaseException] = []
         if isinstance(arm, FusionArm):
             record = self.bench.run_fused(self.sample, arm, snapshot, self.funcargs)
+        elif isinstance(arm, AgentArm):
+            env, act = None, None
+            if isinstance(arm, FixtureArm):  # a Python agent: its function, with its fixtures (`bench_tools`, the environment, among them)
+                arguments = {name: self.funcargs[name] for name in self._fixtureinfo.argnames}
+                env, act = self.funcargs.get(TOOLS_FIXTURE), lambda env: arm.call(arguments, env)
+            record = self.bench.agents.run(self.sample, arm, request, snapshot, raised, env, act)
         else:
             if isinstance(arm, FixtureArm):
                 arguments = {name: self.funcargs[name] for name in self._fixtureinfo.argnames}

@@ -70,6 +70,18 @@ def bench_request(request: pytest.FixtureRequest, bench_snapshot: Snapshot) -> R
     return bench.make_request(sample, getattr(item, "arm_name"), bench_snapshot)
 
 
+@pytest.fixture
+def bench_tools(request: pytest.FixtureRequest, bench_snapshot: Snapshot) -> Any:
+    """The current agent item's closed-tool environment: `list_dir`, `grep`, `read_file`, `submit`
+    under the agent's budgets, over the snapshot's files; what it records is the item's trajectory."""
+    bench = _active(request)
+    item = request.node
+    arm = bench.arms.get(getattr(item, "arm_name", ""))
+    if not callable(getattr(arm, "environment", None)):
+        pytest.fail("bench_tools is only available to agent items (@pytest_retrieval_bench.agent)", pytrace=False)
+    return bench.agents.environment(arm, bench_snapshot)
+
+
 @pytest.fixture(scope="session")
 def bench_samples(request: pytest.FixtureRequest) -> list[Sample]:
     """Every sample this run loaded (after --bench-task-type and --bench-max-samples), by file order."""

@@ -16,13 +16,13 @@ import pytest
 
 from pytest_retrieval_bench import dist_mode, hookspecs, leftovers, progress
 from pytest_retrieval_bench.bench.ini_samples import note_ini_samples_not_applied
-from pytest_retrieval_bench.fixtures import SESSION_KEY, bench_request, bench_samples, bench_session, bench_snapshot, bench_snapshots
+from pytest_retrieval_bench.fixtures import SESSION_KEY, bench_request, bench_samples, bench_session, bench_snapshot, bench_snapshots, bench_tools
 from pytest_retrieval_bench.options import WORKER_DIRS, Settings, add_options, path_bases, read_settings, samples_for_run
 
 if TYPE_CHECKING:
     from pytest_retrieval_bench.bench.session import BenchSession
 
-__all__ = ["bench_request", "bench_samples", "bench_snapshot", "bench_snapshots"]  # fixtures, registered by import
+__all__ = ["bench_request", "bench_samples", "bench_snapshot", "bench_snapshots", "bench_tools"]  # fixtures, registered by import
 
 WORKER_BASE = "retrieval_bench_base_dir"
 WORKER_SAMPLES = "retrieval_bench_samples"

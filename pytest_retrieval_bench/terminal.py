@@ -54,8 +54,19 @@ def status_of(record: dict[str, Any], limit: int, what: str = "") -> tuple[str, 
     """
     word = outcome_word(record)
     shown = f"{word}@{limit}" if word in ("HIT", "MISS") else word
+    if isinstance(record.get("trajectory"), dict):
+        shown = f"{word} {trajectory_how(record['trajectory'])}"
     missed = word == "MISS" or (word == "ABSTAIN" and bool(record.get("metrics")))
     return ("missed" if missed else "passed"), STATUS_LETTERS[word], f"{shown} ({what})" if what else shown
+
+
+def trajectory_how(trajectory: dict[str, Any]) -> str:
+    """How an agent's item ended: `final 1/3, 5 reads, 3,600 tokens` (gold among the final files
+    where the sample has gold)."""
+    final = len(trajectory.get("final_files") or [])
+    shown = f"final {trajectory['final_gold']}/{final}" if "final_gold" in trajectory else f"final {final}"
+    reads = trajectory.get("read_calls", 0)
+    return f"{shown}, {reads} read{'s' if reads != 1 else ''}, {trajectory.get('read_tokens', 0):,} tokens"
 
 
 class SnapshotProgress:

@@ -9,7 +9,7 @@ from typing import Any, Iterable
 from pytest_retrieval_bench.arms.base import Arm, checked_arm_name, checked_timeout
 from pytest_retrieval_bench.arms.command import load_command_arms, parse_command_arm_option
 from pytest_retrieval_bench.arms.corvint import preset_arms
-from pytest_retrieval_bench.arms.registry import ALIASES, REFERENCE_ARMS, builtin_arms
+from pytest_retrieval_bench.arms.registry import AGENT_ARMS, ALIASES, REFERENCE_ARMS, builtin_arms
 from pytest_retrieval_bench.errors import BenchError
 
 HOOK = "pytest_retrieval_bench_arms"
@@ -53,7 +53,7 @@ def _add(arms: dict[str, Arm], arm: Arm, source: str, replaceable: set[str]) -> 
     if arm.name in replaceable:
         replaceable.discard(arm.name)
     elif arm.name in arms:
-        holder = "a built-in arm" if arm.name in REFERENCE_ARMS else "an arm defined elsewhere"
+        holder = "a built-in arm" if arm.name in REFERENCE_ARMS or arm.name in AGENT_ARMS else "an arm defined elsewhere"
         raise BenchError(f"{source}: arm {arm.name!r} has the name of {holder}; give it another name")
     arms[arm.name] = arm
 
@@ -67,11 +67,11 @@ def available_arms(pyproject: Path, command_options: Iterable[tuple[str, Path]],
     """
     arms = builtin_arms()
     arms.update({arm.name: arm for arm in preset_arms()})
-    replaceable = {name for name in arms if name not in REFERENCE_ARMS}  # the presets
+    replaceable = {name for name in arms if name not in REFERENCE_ARMS and name not in AGENT_ARMS}  # the presets
     declared = load_command_arms(pyproject)
     declared += [parse_command_arm_option(entry, base) for entry, base in command_options]
     for arm in declared:
-        if arm.name in REFERENCE_ARMS:
+        if arm.name in REFERENCE_ARMS or arm.name in AGENT_ARMS:
             raise BenchError(f"command arm {arm.name!r} would replace a built-in arm")
         refuse_alias_name(arm.name, f"command arm {arm.name!r}")
         replaceable.discard(arm.name)  # a declared command arm may take a preset's name, as declared

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from typing import Iterable
 
+from pytest_retrieval_bench.arms.agents.arm import ScriptedAgentArm
 from pytest_retrieval_bench.arms.arb_reference import ArbReferenceArm
 from pytest_retrieval_bench.arms.base import Arm
 from pytest_retrieval_bench.arms.lexical import BM25Arm, GrepArm, GrepIdentArm
@@ -15,12 +16,15 @@ BUILTIN_ARMS = ("grep", "grep-ident", "bm25:all", "bm25:ident", "arb-lexical", "
 """The arms a run selects when --bench-arms is not given."""
 REFERENCE_ARMS = (*BUILTIN_ARMS, "arb-repomap")
 """Every frozen built-in arm; the default baselines that other arms are paired against."""
+AGENT_ARMS = ("arb-closed-tool",)
+"""Built-in agents: selected by name only, never by default, never a default baseline."""
 CORVINT_ARMS = ("corvint-query", "corvint-context", "corvint-impact", "corvint-affected")
 ALIASES = {"bm25": ("bm25:all", "bm25:ident"), "lexical": BUILTIN_ARMS, "arb": ("arb-lexical", "arb-bm25", "arb-repomap"), "corvint": CORVINT_ARMS}
 
 
 def builtin_arms() -> dict[str, Arm]:
     arms: list[Arm] = [GrepArm(), GrepIdentArm(), BM25Arm("bm25:all"), BM25Arm("bm25:ident"), ArbReferenceArm("arb-lexical"), ArbReferenceArm("arb-bm25"), RepoMapArm()]
+    arms.append(ScriptedAgentArm())  # type: ignore[arg-type]
     return {arm.name: arm for arm in arms}
 
 

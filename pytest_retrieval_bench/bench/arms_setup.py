@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_retrieval_bench.arms.base import Arm
+from pytest_retrieval_bench.arms.agents.python_agent import as_agent
 from pytest_retrieval_bench.arms.discovery import available_arms, refuse_alias_name
 from pytest_retrieval_bench.arms.embedding import EmbeddingArm, named_embedding_arms
 from pytest_retrieval_bench.arms.fixture_arms import FixtureArm, find_fixture_arms
@@ -33,7 +34,7 @@ def configured_arms(config: pytest.Config, settings: Settings) -> dict[str, Arm]
     arms = available_arms(pyproject, settings.command_arms, config.hook.pytest_retrieval_bench_arms(config=config))
     for arm in named_embedding_arms([*settings.arms, *settings.fuse], settings.embed):
         arms.setdefault(arm.name, arm)
-    for arm in find_fixture_arms(config.pluginmanager.get_plugins()):
+    for arm in map(as_agent, find_fixture_arms(config.pluginmanager.get_plugins())):  # `@agent(...)` functions are agents
         base = arm.name.partition("[")[0]  # a variant's base name selects all its variants: it is taken too
         refuse_alias_name(base, f"fixture arm {base!r}")
         if arm.name in arms or (base != arm.name and base in arms):

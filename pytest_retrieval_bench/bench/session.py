@@ -45,6 +45,7 @@ from pytest_retrieval_bench.bench.saved_runs import save_published, with_compare
 from pytest_retrieval_bench.history.provenance import commit_info, machine_info
 from pytest_retrieval_bench.bench.samples_setup import apply_max_samples, check_corpus_levels, check_filters, load_all
 from pytest_retrieval_bench.bench.run import failed_record, make_request, run_item
+from pytest_retrieval_bench.bench.agent_run import AgentItems
 from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
 from pytest_retrieval_bench.bench.unknown_arms import node_id_arm_message, unknown_arm_message
 from pytest_retrieval_bench.samples import LoadedSamples, Sample
@@ -83,6 +84,7 @@ class BenchSession:
         self.component_records: dict[tuple[str, str], dict[str, Any]] = {}
         self._components = {name for fusion in self.fusions.values() for name in fusion.component_names}
         self.snapshot_setups: list[dict[str, Any]] = []
+        self.agents = AgentItems(settings.limit, settings.arm_timeout)
         self.snapshot_loads: list[tuple[str, str | None]] = []  # (snapshot, xdist worker or None) per read
         self._snapshot_keys = sorted({sample.snapshot_key for sample in self.samples_by_id.values()})
         self._snapshot_params = {key: SnapshotKey(key) for key in self._snapshot_keys}
@@ -271,6 +273,7 @@ class BenchSession:
     def release_snapshot(self, key: str) -> None:
         self.store.release(key)
         self.component_records.clear()
+        self.agents.release()
 
     def load_snapshot(self, key: str) -> Snapshot:
         """A snapshot for an ordinary test, read apart from the store's current one."""

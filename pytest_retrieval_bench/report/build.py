@@ -22,6 +22,7 @@ from pytest_retrieval_bench.scoring.cce_compare import compare_block
 from pytest_retrieval_bench.scoring.exact import exact_metrics
 from pytest_retrieval_bench.scoring.metrics import cutoffs
 from pytest_retrieval_bench.scoring.verdicts import holm, verdict_of
+from pytest_retrieval_bench.report.trajectory_section import trajectory_section
 
 PAIRED_METRICS = ("recall@5", "recall@10", "recall@20", "mrr@k", "bcy@8000")
 """bcy@8000 is paired where both arms carry it (a merge's fused arm has no text to pack)."""
@@ -417,4 +418,7 @@ def build_report(
         report["snapshot_problems"] = [unique[key] for key in sorted(unique)]
     if cce_compare:  # only with cce.relevance samples: other reports keep their bytes
         report["cce_compare"] = cce_compare
+    trajectory = trajectory_section(details)
+    if trajectory:  # only with agent arms: other reports keep their bytes
+        report["trajectory"] = trajectory
     return report

@@ -21,6 +21,7 @@ from collections import defaultdict
 from typing import Any
 
 from pytest_retrieval_bench.report.build import arm_row, build_paired, build_summary, details_labels, has_folds, rounded
+from pytest_retrieval_bench.report.trajectory_section import trajectory_section
 from pytest_retrieval_bench.report.values import key
 
 PAIR_SEPARATOR = " vs "
@@ -78,6 +79,10 @@ def _shown(value: Any) -> str:
 
 def derived_problem(report: dict[str, Any], sections: tuple[str, ...]) -> str | None:
     """The first figure of the summary or paired section (those of `sections`) that the details do not give."""
+    if "trajectory" in sections and "trajectory" in report:  # agent arms' section, rebuilt from the details alone
+        found = first_difference(report["trajectory"], rounded(trajectory_section(report["details"])), "$.trajectory")
+        if found:
+            return found
     wanted = [name for name in ("summary", "paired") if name in sections and name in report]
     if not wanted:
         return None

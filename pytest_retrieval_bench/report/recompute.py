@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_retrieval_bench.report.trajectory_section import trajectory_record_problem
 from pytest_retrieval_bench.report.values import key
 from pytest_retrieval_bench.scoring.budgets import BCY_NAMES
 from pytest_retrieval_bench.scoring.exact import F1_PARTS, RECIPROCALS, file_metrics, ratio, reciprocal
@@ -76,7 +77,8 @@ def recomputation_problem(report: dict[str, Any]) -> str | None:
     limit = report["registration"].get("limit") or 20
     for number, entry in enumerate(report["details"]):
         for arm, record in (entry.get("arms") or {}).items():
-            problem = record_mismatch(record, entry, f"$.details[{number}].arms{key(arm)}", limit)
+            where = f"$.details[{number}].arms{key(arm)}"
+            problem = record_mismatch(record, entry, where, limit) or trajectory_record_problem(record, entry, where)
             if problem:
                 return f"sample {entry['id']!r}, arm {arm!r}: {problem}"
     return None

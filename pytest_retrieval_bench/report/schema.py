@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from pytest_retrieval_bench.report.trajectory_section import is_trajectory
 from pytest_retrieval_bench.report.values import value_problem
 
 Check = Callable[[Any], bool]
@@ -52,6 +53,7 @@ RECORD_FIELDS: dict[str, tuple[Check, str, bool]] = {
     "cold_wall_ms": (_optional(_number), "null or a number", False),
     "state": (_optional(_string), "null or a string", False),
     "packet_bytes": (_optional(_integer), "null or a whole number", False),
+    "trajectory": (is_trajectory, "an agent's trajectory (steps, final files and, with gold, its detail row)", False),
 }
 ENTRY_FIELDS: dict[str, tuple[Check, str, bool]] = {
     "id": (lambda value: isinstance(value, str) and bool(value), "a non-empty string", True),
@@ -147,7 +149,8 @@ def report_problem(report: Any) -> str | None:
                               ("snapshot_problems", lambda v: isinstance(v, list) and all(isinstance(p, dict) and _string(p.get("kind"))
                                                                                            and _string(p.get("snapshot")) for p in v),
                                "a list of objects with a kind and a snapshot"),
-                              ("partial", _optional(lambda v: isinstance(v, dict) and _strings(v.get("not_run", []))), "null or an object")):
+                              ("partial", _optional(lambda v: isinstance(v, dict) and _strings(v.get("not_run", []))), "null or an object"),
+                              ("trajectory", lambda v: isinstance(v, dict) and all(isinstance(s, dict) for s in v.values()), "an object of arm names to objects")):
         if name in report and not check(report[name]):
             return f"$.{name}: expected {what}, got {_kind(report[name])}"
     return value_problem(report)

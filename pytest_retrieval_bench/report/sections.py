@@ -198,6 +198,6 @@ CHECKS: dict[str, Callable[[Any], Problem]] = {"summary": summary_problem, "late
 def section_problem(report: dict[str, Any], sections: tuple[str, ...]) -> Problem:
     """The first problem of the named sections a reader shows (an absent section is none)."""
     for name in sections:
-        if name in report and (problem := CHECKS[name](report[name])):
+        if name in report and name in CHECKS and (problem := CHECKS[name](report[name])):
             return problem
     return None

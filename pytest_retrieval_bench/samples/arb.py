@@ -142,4 +142,5 @@ def parse_arb_row(row: dict[str, Any], source: str, line: int) -> Sample:
         changed_file=changed if isinstance(changed, str) else None,
         source=source,
         line=line,
+        extra={"row": row},  # the line as read: agent items score trajectories and skip leaking queries by it
     )

@@ -104,6 +104,12 @@ class ClosedToolEnvironment:
         self.final_files: list[str] = []
         self.submitted: list[str] | None = None
 
+    @property
+    def files(self) -> ToolFiles:
+        """The snapshot's files: the built-in policy reads them directly, as the bench's does (an
+        agent of the user's is given only the tools)."""
+        return self._files
+
     # -- the tools ---------------------------------------------------------------------------------
 
     def act(self, action: Mapping[str, Any]) -> ToolResult:

@@ -1,0 +1,110 @@
+"""The report's `trajectory` section: agent arms scored as the bench's trajectory track scores them.
+
+Built from the details alone (so a run, a merge of its shards and a reader's check rebuild it
+alike): each agent record's closed-tool detail row is recomputed exactly from what the record holds
+(its steps, the gold and label fields of its detail, its closed-tool fields), then aggregated with
+the bench's `summarize_trajectory_details` and `summarize_closed_tool` (macro means per task type
+and overall) and a Wilson interval on final-any-gold. Samples without gold are not in the bench's
+figures (it skips them); the section counts them and their abstentions apart. Reports without an
+agent arm have no such section.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Iterable, Mapping
+
+from pytest_retrieval_bench.scoring import stats
+from pytest_retrieval_bench.scoring.trajectory import closed_tool_detail, summarize_closed_tool, summarize_trajectory_details
+
+_DETAIL_FIELDS = ("gold_files", "supporting_context_files", "gold_spans", "gold_blocks", "closed_tool", "metrics")
+
+
+def _step(value: Any) -> bool:
+    return (isinstance(value, dict) and (value.get("step") is None or type(value["step"]) is int)
+            and (value.get("path") is None or isinstance(value["path"], str)))
+
+
+def _rows(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(row, dict) for row in value)
+
+
+def is_trajectory(value: Any) -> bool:
+    """The shape this module reads of a record's `trajectory` (checked before anything is rebuilt)."""
+    if not isinstance(value, dict) or not isinstance(value.get("steps"), list) or not all(map(_step, value["steps"])):
+        return False
+    if not isinstance(value.get("final_files"), list) or not all(isinstance(path, str) for path in value["final_files"]):
+        return False
+    detail = value.get("detail")
+    if detail is None:
+        return "detail" not in value
+    return (isinstance(detail, dict) and all(name in detail for name in _DETAIL_FIELDS) and isinstance(detail["closed_tool"], dict)
+            and isinstance(detail["metrics"], dict) and _rows(detail["gold_spans"]) and _rows(detail["gold_blocks"])
+            and all(isinstance(detail[name], list) and all(isinstance(path, str) for path in detail[name])
+                    for name in ("gold_files", "supporting_context_files"))
+            and isinstance(detail["closed_tool"].get("final_files", []), list))
+
+
+def detail_row(entry: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
+    """The bench's closed-tool detail row of one agent record, recomputed from the record (an
+    errored record's is that of no context at all, as it was scored)."""
+    trajectory = record["trajectory"]
+    detail = trajectory["detail"]
+    sample = {"id": entry["id"], "task_type": entry.get("task_type"), "repo": entry.get("repo"), "base_commit": entry.get("base_commit"),
+              "gold_spans": detail["gold_spans"], "gold_blocks": detail["gold_blocks"]}
+    fields = {name: value for name, value in detail["closed_tool"].items() if name != "first_gold_step"}
+    steps = [] if record.get("error") else trajectory["steps"]
+    return closed_tool_detail(sample, list(detail["gold_files"]), steps, fields, supporting_files=list(detail["supporting_context_files"]))
+
+
+def agent_records(details: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[Mapping[str, Any], Mapping[str, Any]]]]:
+    """(entry, record) of every agent record, by arm, in sample-id order."""
+    found: dict[str, list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = defaultdict(list)
+    for entry in sorted(details, key=lambda entry: entry["id"]):
+        for arm, record in sorted((entry.get("arms") or {}).items()):
+            if isinstance(record.get("trajectory"), dict):
+                found[arm].append((entry, record))
+    return found
+
+
+def arm_section(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> dict[str, Any]:
+    rows = [detail_row(entry, record) for entry, record in pairs if "detail" in record["trajectory"]]
+    no_gold = [record for _, record in pairs if "detail" not in record["trajectory"]]
+    hits = sum(1 for row in rows if set(row["closed_tool"].get("final_files") or []) & set(row["gold_files"]))
+    interval = stats.wilson_interval(hits, len(rows))
+    return {
+        "budget": pairs[0][1]["trajectory"].get("budgets"),
+        "evaluated": len(rows),
+        "errors": sum(1 for _, record in pairs if record.get("error")),
+        "no_gold": {"samples": len(no_gold), "abstentions": sum(1 for record in no_gold if record.get("abstained"))},
+        "metrics": summarize_trajectory_details(rows),
+        "closed_tool_metrics": summarize_closed_tool(rows),
+        "final_any_gold": {"hits": hits, "n": len(rows), "rate": hits / len(rows) if rows else None,
+                           "wilson95": list(interval) if interval is not None else None},
+    }
+
+
+def trajectory_section(details: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per agent arm: the bench's trajectory and closed-tool aggregates; empty without agent records."""
+    return {arm: arm_section(pairs) for arm, pairs in sorted(agent_records(details).items())}
+
+
+def trajectory_record_problem(record: Mapping[str, Any], entry: Mapping[str, Any], where: str) -> str | None:
+    """What of an agent record's detail its own steps and labels contradict (None: nothing): its
+    metrics and first gold step are recomputed and must be the written ones at six decimals."""
+    trajectory = record.get("trajectory")
+    if not isinstance(trajectory, dict) or "detail" not in trajectory:
+        return None
+    rebuilt = detail_row(entry, record)
+    written = trajectory["detail"]
+    for name, value in rebuilt["metrics"].items():
+        if name not in written["metrics"] or abs(float(written["metrics"][name]) - round(value, 6)) > 1e-9:
+            return (f"{where}.trajectory.detail.metrics[{name!r}]: {written['metrics'].get(name)!r} is written, but the record's steps "
+                    f"and labels give {round(value, 6)!r}")
+    extra = sorted(set(written["metrics"]) - set(rebuilt["metrics"]))
+    if extra:
+        return f"{where}.trajectory.detail.metrics[{extra[0]!r}] is written, but the record's steps and labels give no such metric"
+    first = rebuilt["closed_tool"]["first_gold_step"]
+    if written["closed_tool"].get("first_gold_step") != first:
+        return f"{where}.trajectory.detail.closed_tool.first_gold_step: {written['closed_tool'].get('first_gold_step')!r} is written, but the steps give {first!r}"
+    return None
