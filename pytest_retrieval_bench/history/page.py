@@ -3,7 +3,7 @@
 A trend plot per metric (the history's metric, recall@10, mrr@k): one line per arm and series,
 runs along the x axis labelled by counter and commit, a band for the metric's interval where the
 report has one (hit@k's Wilson interval). A table below links to each run's own report page,
-written beside the history page (`PAGE_runs/NNNN.html`), and flags the samples whose outcome
+written beside the history page (`STEM_runs/NNNN.html`: `history_runs/` for `history.html`), and flags the samples whose outcome
 changed against the previous run of the same arm and series. The same rules as the report page:
 no external load (a content security policy forbids any), every text escaped, no clock.
 """
@@ -110,7 +110,7 @@ def render_history(loaded: Loaded, metric: str | None, run_pages: str) -> tuple[
 
 
 def write_history_page(loaded: Loaded, page: Path, metric: str | None = None) -> Path:
-    """Write the page and, in `PAGE_runs/`, each run's own page; returns that folder."""
+    """Write the page and, in `STEM_runs/` (the page's name less its suffix), each run's own page; returns that folder."""
     folder = page.with_name(f"{page.stem}_runs")
     html, pages = render_history(loaded, metric, folder.name)
     folder.mkdir(parents=True, exist_ok=True)
