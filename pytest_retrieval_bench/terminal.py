@@ -146,7 +146,8 @@ def load_count(loads: list[tuple[str, str | None]]) -> str:
 def summary_lines(bench: "BenchSession") -> list[tuple[str, dict[str, bool]]]:
     """The summary block, each line with its terminal markup (failures red, partial yellow)."""
     lines: list[tuple[str, dict[str, bool]]] = [(line, {}) for line in report_lines(bench.report or {}, bench.settings.limit,
-                                                                                   bench.settings.table_groups, bench.settings.baseline)]
+                                                                                   bench.settings.table_groups, bench.settings.baseline,
+                                                                                   bench.report_path if bench.report_bytes is not None else None)]
     setups, loads = bench.snapshot_setups, bench.snapshot_loads
     if setups or loads:
         built = [event for event in setups if event["source"] == "built"]

@@ -217,7 +217,8 @@ def summarize(paths: Sequence[Path], known_arms: Sequence[str], baselines: Seque
     except BenchError as error:
         raise BenchError(f"baseline {error}") from error
     published = publish(report, outputs, baseline, rules, regressions_fail_items=False, paired_against=baselines)
-    lines = report_lines(report, outputs.limit, table_groups, outputs.baseline)
+    lines = report_lines(report, outputs.limit, table_groups, outputs.baseline,
+                         published.report_path if published.report_bytes is not None else None)
     partial = report.get("partial")
     if partial:
         lines.append(f"retrieval-bench: PARTIAL report: {len(partial.get('not_run', []))} item(s) not run"
