@@ -60,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     exporter.add_argument("report", type=Path)
     exporter.add_argument("--format", required=True, choices=("trec", "qrels", "csv", "jsonl"))
     exporter.add_argument("--arm", action="append", default=[], help="only this arm (a fixture arm's name selects all its variants; repeatable)")
-    exporter.add_argument("--output", "-o", type=Path, required=True)
+    exporter.add_argument("--output", "-o", type=Path, required=True, help="the file to write; - writes to standard output")
     history = commands.add_parser("history", help="the saved runs (--bench-save, --bench-autosave), with each arm's metric and its change")
     history.add_argument("--storage", type=Path, default=Path(DEFAULT_STORAGE), help=f"the folder of saved runs (default: {DEFAULT_STORAGE})")
     history.add_argument("--metric", help="the metric shown per arm (default: hit at the largest cut-off the limit reaches, e.g. hit@20)")
@@ -188,6 +188,14 @@ def _export(args: argparse.Namespace) -> int:
     """Exit 0 with the file written, 2 for a report that cannot be read or exported, or an output that would replace an input."""
     from pytest_retrieval_bench.report.export import export
 
+    if str(args.output) == "-":
+        try:
+            text = export(read_report(args.report), args.format, args.arm)
+        except BenchError as error:
+            print(f"retrieval-bench: error: {error}", file=sys.stderr)
+            return 2
+        sys.stdout.write(text)  # nothing else on stdout: it is the export, for a pipe
+        return 0
     return _writing(args.output, lambda: write_atomically(args.output, export(read_report(args.report), args.format, args.arm).encode("utf-8")),
                     [("--output", args.output)], [("report", args.report)], [], f"{args.format} export of {args.report} written to {args.output}")
 

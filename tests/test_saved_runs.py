@@ -173,6 +173,15 @@ def test_saved_run_options_refuse_what_cannot_work(bench: pytest.Pytester, args:
     assert result.ret == USAGE_ERROR and words in result.stderr.str()
 
 
+def test_history_help_names_the_folder_the_page_writes(capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_retrieval_bench.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["history", "--help"])
+    words = " ".join(capsys.readouterr().out.split())
+    assert "PAGE_runs" not in words and "history.html's in history_runs/" in words  # as the page test below finds it
+
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
