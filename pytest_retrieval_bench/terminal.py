@@ -157,7 +157,7 @@ def vector_lines(events: list[dict[str, Any]]) -> list[str]:
         seconds = sum(event["seconds"] for event in own)
         where = "all from the vector cache" if not encoded else f"{encoded} encoded ({seconds:.2f} s)" + (
             f", the other {texts - encoded} from the vector cache" if texts > encoded else "")
-        lines.append(f"retrieval-bench: embedding arm {arm}: {counted(texts, 'chunk text')} in {counted(len(own), 'snapshot')}: {where}")
+        lines.append(f"retrieval-bench: embedding arm {arm}: {counted(texts, 'distinct chunk text')} in {counted(len(own), 'snapshot')}: {where}")
     return lines
 
 

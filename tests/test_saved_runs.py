@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from browser_helpers import layout_at
 from report_helpers import SHIFTED_ARM
 
 RELEASE = Path(__file__).resolve().parent.parent / "testdata" / "release"
@@ -210,3 +211,6 @@ def test_the_history_page_is_self_contained_links_each_run_and_flags_changes(ben
     dom = subprocess.run([CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--dump-dom", page.as_uri()],
                          capture_output=True, text=True, timeout=120).stdout
     assert dom.count("<polyline") >= 3 and "Retrieval bench history" in dom
+    for shown in (page, page.parent / "history_runs" / "0002.html"):  # on a phone, neither page scrolls sideways
+        layout = layout_at(shown, 420)
+        assert layout.client_width == 420 and layout.scroll_width <= 420 and layout.overflowing == [], (shown.name, layout)
