@@ -94,6 +94,7 @@ class BenchSession:
         self.report_bytes: bytes | None = None
         self.updated_baseline = ""  # what an update changed in the baseline, once written
         self.report_path: Path | None = None
+        self.written: list[str] = []  # the Markdown and HTML outputs written, each said on a line of its own
         self.report_notes: list[str] = []
         self.capture: CaptureWriter | None = None
         if settings.capture is not None and role != "local":
@@ -106,7 +107,7 @@ class BenchSession:
         self._cache_writes = CacheWrites(None if settings.no_cache else self.cache_dir())  # shared: a full disk stops every cache write
         self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache())
         bind_embedding_arms(config, self.arms, None if settings.no_cache else self.cache_dir() / "vectors", self._cache_writes,
-                            settings.embed.memory_budget)
+                            settings.embed.memory_budget, self.store.events)
         self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION,
                                                config.rootpath, content_digests=role != "worker", digest_of=self._file_digests.sha256 if self._file_digests else file_sha256)
         self.matched: dict[str, MatchedLatency] = matched_arms(settings.snapshot_latency, role, self.arm_names, self.arms)
@@ -432,6 +433,7 @@ class BenchSession:
         self.report_bytes, self.updated_baseline = published.report_bytes, published.updated_baseline
         self.report_path, self.report_notes = published.report_path, published.notes + self.compare_notes
         self.report_notes += self.sidecar.settle(published.report_path) if self.sidecar is not None else []
+        self.written = published.written
         self.report_notes += [note for note in [save_published(self.settings, self.report, published.report_bytes, self.config.rootpath)] if note]
         self.failures.extend(published.failures)
         return self.report
