@@ -51,7 +51,8 @@ and Linux's ru_maxrss of a child is never below its parent's RSS at the fork).
 With `--repeat N` every timed run (floor, start-up, cold, warm, the two-ranker cold run, each
 evaluator ranker) runs once per round, N rounds one after another, and each figure is the least
 CPU of its rounds, its wall from that same round: on a shared machine a slow spell adds time,
-never removes it, and with rounds it cannot fall on one side of a ratio only. The cache is filled once; every round's reports must agree.
+never removes it, and with rounds it cannot fall on one side of a ratio only. The cache is filled
+once; every round's reports must agree.
 
 It prints figures, a table at the end, and asserts nothing. A child that fails makes it print
 the tail of its output and exit non-zero.
