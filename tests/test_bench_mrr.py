@@ -23,7 +23,7 @@ from pytest_retrieval_bench.report.recompute import recomputation_problem
 from pytest_retrieval_bench.report.schema import report_problem
 from pytest_retrieval_bench.samples.arb import parse_arb_row
 from pytest_retrieval_bench.scoring.budgets import TokenCounts
-from pytest_retrieval_bench.scoring.metrics import gold_coverage
+from pytest_retrieval_bench.scoring import metrics as scoring
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD_REPORT = ROOT / "tests" / "fixtures" / "arb_real" / "report_gin_clap.json"
@@ -74,12 +74,12 @@ TEXTS = {"a.py": "x" * 5000, "gold1.py": "y" * 2000, "b.py": "z" * 2000, "gold2.
 def test_gold_coverage_packs_file_texts_by_characters_as_the_bench_does() -> None:
     text = TEXTS.get
     # 5000 + 2000 fit 8000; b.py (2000) does not, and packing stops there: gold2.py after it is not reached
-    assert gold_coverage(["a.py", "gold1.py", "b.py", "gold2.py"], ["gold1.py", "gold2.py"], text) == 0.5
+    assert scoring.gold_coverage(["a.py", "gold1.py", "b.py", "gold2.py"], ["gold1.py", "gold2.py"], text) == 0.5
     # an empty text weighs as its path (8 characters); the first file goes in even past the budget
-    assert gold_coverage(["a.py", "gold1.py", "gold2.py", "b.py"], ["gold1.py", "gold2.py"], text) == 1.0
-    assert gold_coverage(["huge.py", "gold3.py"], ["gold3.py"], {"huge.py": "q" * 9000, "gold3.py": "w"}.get) == 0.0
-    assert gold_coverage(["gold3.py"], ["gold3.py"], {"gold3.py": "w" * 9000}.get) == 1.0
-    assert gold_coverage([], ["gold3.py"], text) == 0.0
+    assert scoring.gold_coverage(["a.py", "gold1.py", "gold2.py", "b.py"], ["gold1.py", "gold2.py"], text) == 1.0
+    assert scoring.gold_coverage(["huge.py", "gold3.py"], ["gold3.py"], {"huge.py": "q" * 9000, "gold3.py": "w"}.get) == 0.0
+    assert scoring.gold_coverage(["gold3.py"], ["gold3.py"], {"gold3.py": "w" * 9000}.get) == 1.0
+    assert scoring.gold_coverage([], ["gold3.py"], text) == 0.0
 
 
 def test_gold_coverage_is_recorded_over_the_whole_ranking_past_the_limit() -> None:
