@@ -48,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     board = commands.add_parser("leaderboard", help="a written report's summary in the Agent Retrieval Bench's leaderboard layout")
     board.add_argument("report", type=Path)
     board.add_argument("--markdown", type=Path, metavar="OUT", help="also write the tables as Markdown here")
+    board.add_argument("--mrr-at-k", action="store_true", help="also show MRR@k (MRR cut at the run's limit) after the bench's MRR")
     diff = commands.add_parser("diff", help="what changed between two written reports (paired table, per-sample changes); writes nothing")
     diff.add_argument("before", type=Path, help="the earlier report (the baseline): a file, or a saved run's number or name, or latest")
     diff.add_argument("after", type=Path, help="the later report (the change): a file, or a saved run's number or name, or latest")
@@ -59,8 +60,12 @@ def _parser() -> argparse.ArgumentParser:
     exporter = commands.add_parser("export", help="a written report as a TREC run, its qrels, or one CSV/JSONL row per sample x arm")
     exporter.add_argument("report", type=Path)
     exporter.add_argument("--format", required=True, choices=("trec", "qrels", "csv", "jsonl"))
-    exporter.add_argument("--arm", action="append", default=[], help="only this arm (a fixture arm's name selects all its variants; repeatable)")
+    exporter.add_argument("--arm", action="append", default=[],
+                          help="only this arm (a fixture arm's name selects all its variants; repeatable); a trec run holds one arm, "
+                               "and qrels with the same --arm hold the samples it scored")
     exporter.add_argument("--output", "-o", type=Path, required=True, help="the file to write; - writes to standard output")
+    exporter.add_argument("--all-samples", action="store_true",
+                          help="trec: also the no-gold samples' rankings (no qrels holds them; the unranked positives get no line)")
     history = commands.add_parser("history", help="the saved runs (--bench-save, --bench-autosave), with each arm's metric and its change")
     history.add_argument("--storage", type=Path, default=Path(DEFAULT_STORAGE), help=f"the folder of saved runs (default: {DEFAULT_STORAGE})")
     history.add_argument("--metric", help="the metric shown per arm (default: hit at the largest cut-off the limit reaches, e.g. hit@20)")
@@ -134,11 +139,11 @@ def _leaderboard(args: argparse.Namespace) -> int:
         return 2
     if args.markdown is not None:
         try:
-            write_atomically(args.markdown, leaderboard_markdown(report).encode("utf-8"))
+            write_atomically(args.markdown, leaderboard_markdown(report, args.mrr_at_k).encode("utf-8"))
         except OSError as error:
             print(printable(f"retrieval-bench: error: cannot write {args.markdown}: {error.strerror or error}"), file=sys.stderr)
             return 2
-    print(leaderboard_text(report), end="")
+    print(leaderboard_text(report, args.mrr_at_k), end="")
     if args.markdown is not None:
         print(f"retrieval-bench: wrote {args.markdown}")
     return 0
@@ -190,13 +195,14 @@ def _export(args: argparse.Namespace) -> int:
 
     if str(args.output) == "-":
         try:
-            text = export(read_report(args.report), args.format, args.arm)
+            text = export(read_report(args.report), args.format, args.arm, args.all_samples)
         except BenchError as error:
             print(f"retrieval-bench: error: {error}", file=sys.stderr)
             return 2
         sys.stdout.write(text)  # nothing else on stdout: it is the export, for a pipe
         return 0
-    return _writing(args.output, lambda: write_atomically(args.output, export(read_report(args.report), args.format, args.arm).encode("utf-8")),
+    return _writing(args.output, lambda: write_atomically(args.output, export(read_report(args.report), args.format, args.arm,
+                                                                                       args.all_samples).encode("utf-8")),
                     [("--output", args.output)], [("report", args.report)], [], f"{args.format} export of {args.report} written to {args.output}")
 
 

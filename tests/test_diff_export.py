@@ -106,6 +106,67 @@ def test_the_trec_export_and_qrels_give_the_reports_metrics_back_through_ranx(re
         assert run.scores["mrr@20"][sample_id] == pytest.approx(metrics["mrr@k"], abs=1e-6), sample_id
 
 
+@pytest.mark.parametrize("arm", ["grep", "mine"])
+def test_ranx_reads_the_exports_as_they_are_and_gives_the_reports_means(reports: Path, arm: str) -> None:
+    ranx = pytest.importorskip("ranx")
+    for form, name in (("trec", "plain.trec"), ("qrels", "plain-qrels.trec")):
+        assert _cli("export", "after.json", "--format", form, "--arm", arm, "-o", name, cwd=reports).returncode == 0
+    qrels, run = ranx.Qrels.from_file(str(reports / "plain-qrels.trec")), ranx.Run.from_file(str(reports / "plain.trec"))
+    names = ["recall@5", "recall@10", "hit_rate@10", "mrr@20", "ndcg@10"]
+    means = ranx.evaluate(qrels, run, names)  # no make_comparable: the files hold the same samples
+    report = json.loads((reports / "after.json").read_text())
+    summary = report["summary"]["all"][arm]["metrics"]
+    for ours, theirs in (("recall@5", "recall@5"), ("recall@10", "recall@10"), ("hit@10", "hit_rate@10"), ("mrr@k", "mrr@20"),
+                         ("ndcg@10", "ndcg@10")):
+        assert means[theirs] == pytest.approx(summary[ours], abs=1e-6), ours
+    no_gold = {entry["id"] for entry in report["details"] if entry["stratum"] != "positive"}
+    assert no_gold and not no_gold & set(run.run)
+    unranked = [entry["id"] for entry in report["details"] if entry["stratum"] == "positive" and arm in entry["arms"]
+                and not entry["arms"][arm]["ranking"]]
+    assert sorted(qid for qid, docs in run.run.items() if "/NO_RANKING" in docs) == sorted(unranked)
+
+
+def test_ranx_counts_an_abstention_and_an_error_as_the_report_does(tmp_path: Path) -> None:
+    """A positive sample the arm ranked nothing for scores zero in the report: its one `/NO_RANKING` line keeps it in ranx's mean."""
+    ranx = pytest.importorskip("ranx")
+    from pytest_retrieval_bench.arms.base import Answer
+    from pytest_retrieval_bench.bench.run import score
+    from pytest_retrieval_bench.report.build import build_report, canonical_json
+    from pytest_retrieval_bench.report.export import export
+    from pytest_retrieval_bench.samples.arb import parse_arb_row
+
+    rows = [{"id": f"p{i}", "task_type": "code2test", "repo": "o/r", "base_commit": "a" * 40, "query": {"q": i}, "gold": {"files": [f"g{i}.py"]}}
+            for i in range(4)]
+    rows.append({"id": "n0", "task_type": "abstention", "repo": "o/r", "base_commit": "a" * 40, "query": {}, "gold": {"no_gold": True}})
+    samples = [parse_arb_row(row, "samples.jsonl", number) for number, row in enumerate(rows, start=1)]
+    answers = {"p0": (Answer(ranking=["x.py", "g0.py"]), None), "p1": (Answer(ranking=["g1.py"]), None), "p2": (Answer(ranking=[]), None),
+               "p3": (None, "arm failed"), "n0": (Answer(ranking=["x.py"]), None)}
+    records = [{"sample_id": sample.id, "arm": "a", "wall_ms": 1.0, **score(sample, *answers[sample.id], 20)} for sample in samples]
+    report = json.loads(canonical_json(build_report({"limit": 20, "arms": ["a"]}, samples, records, [], 20, False)))
+    (tmp_path / "run.trec").write_text(export(report, "trec"))
+    (tmp_path / "qrels.trec").write_text(export(report, "qrels"))
+    assert [line.split()[:3] for line in (tmp_path / "run.trec").read_text().splitlines()] == [
+        ["p0", "Q0", "x.py"], ["p0", "Q0", "g0.py"], ["p1", "Q0", "g1.py"], ["p2", "Q0", "/NO_RANKING"], ["p3", "Q0", "/NO_RANKING"]]
+    means = ranx.evaluate(ranx.Qrels.from_file(str(tmp_path / "qrels.trec")), ranx.Run.from_file(str(tmp_path / "run.trec")),
+                          ["recall@10", "mrr@20"])
+    summary = report["summary"]["all"]["a"]["metrics"]
+    assert means == pytest.approx({"recall@10": summary["recall@10"], "mrr@20": summary["mrr@k"]}, abs=1e-6)
+    assert summary["recall@10"] == 0.5 and summary["mrr@k"] == 0.375  # (1/2 + 1) / 4: the abstention and the error count
+
+
+def test_a_trec_run_holds_one_arm_and_all_samples_adds_the_no_gold_ones(reports: Path) -> None:
+    several = _cli("export", "after.json", "--format", "trec", "-o", "all.trec", cwd=reports)
+    assert several.returncode == 2 and "holds one arm's rankings" in several.stderr and "grep, mine" in several.stderr
+    variants = _cli("export", "after.json", "--format", "trec", "--arm", "cut", "-o", "all.trec", cwd=reports)
+    assert variants.returncode == 2 and "cut[3], cut[8]" in variants.stderr
+    assert _cli("export", "after.json", "--format", "trec", "--arm", "mine", "--all-samples", "-o", "all.trec", cwd=reports).returncode == 0
+    report = json.loads((reports / "after.json").read_text())
+    ranked = {entry["id"] for entry in report["details"] if "mine" in entry["arms"] and entry["arms"]["mine"]["ranking"]
+              and not entry["arms"]["mine"]["error"]}
+    written = {line.split()[0] for line in (reports / "all.trec").read_text().splitlines()}
+    assert written == ranked and any(entry["stratum"] != "positive" for entry in report["details"] if entry["id"] in written)
+
+
 REAL_REPORT = ROOT / "tests" / "fixtures" / "arb_real" / "report_gin_clap.json"
 
 

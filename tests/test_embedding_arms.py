@@ -46,7 +46,7 @@ def records(pytester: pytest.Pytester, arm: str) -> dict[str, dict]:
 
 def check_against_reference(found: dict[str, dict]) -> None:
     """Each file ranking is the bench's `top_files` (the given files removed, as the plugin scores);
-    each metric of a sample without given files is the bench's (MRR where the first gold is in the top k)."""
+    each metric of a sample without given files is the bench's (MRR@k where the first gold is in the top k, and `mrr` always)."""
     reference = json.loads(REFERENCE.read_text())["samples"]
     assert reference and set(reference) <= set(found)
     for sample_id, expected in reference.items():
@@ -63,6 +63,7 @@ def check_against_reference(found: dict[str, dict]) -> None:
             assert metrics[f"precision@{k}"] == pytest.approx(theirs[f"Precision@{k}"], abs=1e-6), sample_id
         if record["rank_of_first_gold"] is not None:
             assert metrics["mrr@k"] == pytest.approx(theirs["MRR"], abs=1e-6), sample_id
+        assert metrics["mrr"] == pytest.approx(theirs["MRR"], abs=1e-6), sample_id  # the bench's MRR, past the limit too
 
 
 def test_a_user_embedder_and_embed_hash_rank_as_the_bench_does(release_bench: pytest.Pytester) -> None:

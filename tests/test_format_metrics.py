@@ -16,7 +16,8 @@ from pytest_retrieval_bench.samples.load import detect_format
 from pytest_retrieval_bench.samples.relevance import RelevanceReader
 
 TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
-ARB_KEYS = {"ranking", "abstained", "error", "state", "packet_bytes", "cache_state", "metrics", "selective_success", "rank_of_first_gold"}
+ARB_KEYS = {"ranking", "abstained", "error", "state", "packet_bytes", "cache_state", "metrics", "selective_success", "rank_of_first_gold",
+            "rank_of_first_gold_uncut"}
 ARB_SUMMARY_KEYS = {"n", "positives", "errors", "abstentions", "metrics", "selective_success", "selective_success_wilson95", "wilson95"}
 
 

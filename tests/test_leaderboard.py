@@ -23,8 +23,10 @@ PIPE_ARM = "mine|v2"
 
 
 def _entry(positives: int = 5, wilson95: dict[str, Any] | None = None, **metrics: float) -> dict[str, Any]:
-    """A summary arm entry; keyword `recall_20=...` stands for the metric `recall@20`, `mrr` for `mrr@k`."""
-    named = {("mrr@k" if key == "mrr" else key.replace("_", "@", 1)): value for key, value in metrics.items()}
+    """A summary arm entry; keyword `recall_20=...` stands for the metric `recall@20`, `mrr` for `mrr@k` (a report
+    written before the bench's MRR was recorded), `whole_mrr` for `mrr`, `gold_coverage` for `gold_coverage@8k`."""
+    names = {"mrr": "mrr@k", "whole_mrr": "mrr", "gold_coverage": "gold_coverage@8k"}
+    named = {names.get(key, key.replace("_", "@", 1)): value for key, value in metrics.items()}
     return {"n": positives + 2, "positives": positives, "errors": 0, "abstentions": 0, "metrics": named,
             "wilson95": wilson95 or {}, "selective_success": 0.5}
 
@@ -43,6 +45,21 @@ def test_rows_sort_by_mrr_then_r20_then_name_and_missing_ranks_last() -> None:
     assert _arms(_report({"all": arms})) == ["d", "c", "a", "b", "no-r20", "zero", "none"]
 
 
+def test_mrr_is_the_benchs_whole_ranking_mrr_and_orders_the_rows_and_mrr_at_k_is_shown_when_asked() -> None:
+    # "cut" finds its gold within the limit more often (higher MRR@k), "deep" finds it on more samples past the limit
+    arms = {"cut": _entry(whole_mrr=0.40, mrr=0.40, recall_20=0.5, precision_20=0.05, f1_20=0.0909, gold_coverage=0.25),
+            "deep": _entry(whole_mrr=0.45, mrr=0.30, recall_20=0.5, precision_20=0.05, f1_20=0.0909, gold_coverage=0.5)}
+    [(_, headers, rows)] = leaderboard_tables(_report({"all": arms}))
+    assert headers == ["arm", "samples", "R@5", "R@10", "R@20", "P@20", "F1@20", "MRR", "Gold@8k", "BCY@8k"]
+    assert rows == [["deep", "5", "-", "-", "0.5000", "0.0500", "0.0909", "0.4500", "0.5000", "-"],
+                    ["cut", "5", "-", "-", "0.5000", "0.0500", "0.0909", "0.4000", "0.2500", "-"]]
+    [(_, headers, rows)] = leaderboard_tables(_report({"all": arms}), mrr_at_k=True)
+    assert headers[7:9] == ["MRR", "MRR@20"] and [row[:1] + row[7:9] for row in rows] == [["deep", "0.4500", "0.3000"], ["cut", "0.4000", "0.4000"]]
+    text = leaderboard_text(_report({"all": arms}))
+    assert "MRR is the bench's: 1 / rank of the first gold file in the arm's whole ranking" in text and "MRR@20 is" not in text
+    assert "MRR@20 is MRR cut at the run's limit" in leaderboard_text(_report({"all": arms}), mrr_at_k=True)
+
+
 def test_groups_are_overall_then_the_bench_tasks_then_others_alphabetically() -> None:
     summary = {group: {"x": _entry(mrr=0.1)} for group in
                ("task:zeta", "task:testlog2code", "task:aardvark", "repo:o/r", "task:trace2code", "stratum:positive", "all",
@@ -55,10 +72,10 @@ def test_groups_are_overall_then_the_bench_tasks_then_others_alphabetically() ->
 def test_cells_have_four_decimals_samples_are_positives_and_missing_metrics_are_dashes() -> None:
     report = _report({"all": {"x": _entry(positives=7, recall_5=0.47284, recall_10=0.5, mrr=1 / 3, bcy_8000=0.12345)}}, limit=10)
     [(title, headers, rows)] = leaderboard_tables(report)
-    assert headers == ["arm", "samples", "R@5", "R@10", "R@20", "MRR@10", "BCY@8k"]
-    assert rows == [["x", "7", "0.4728", "0.5000", "-", "0.3333", "0.1235"]]
+    assert headers == ["arm", "samples", "R@5", "R@10", "R@20", "P@20", "F1@20", "MRR@10", "Gold@8k", "BCY@8k"]
+    assert rows == [["x", "7", "0.4728", "0.5000", "-", "-", "-", "0.3333", "-", "0.1235"]]
     old = _report({"all": {"x": _entry(recall_5=0.1, recall_10=0.2, recall_20=0.3, mrr=0.25)}})  # before bcy
-    assert leaderboard_tables(old)[0][2] == [["x", "5", "0.1000", "0.2000", "0.3000", "0.2500", "-"]]
+    assert leaderboard_tables(old)[0][2] == [["x", "5", "0.1000", "0.2000", "0.3000", "-", "-", "0.2500", "-", "-"]]
 
 
 def test_an_interval_follows_a_value_only_for_its_own_metric() -> None:
@@ -72,8 +89,9 @@ def test_text_notes_mrr_at_k_and_aligns_columns() -> None:
     report = _report({"all": {"a-long-arm-name": _entry(mrr=0.5, recall_20=0.5), "b": _entry(mrr=0.25)}}, limit=10)
     text = leaderboard_text(report)
     assert "MRR@10 is MRR cut at the run's limit k=10" in text and "differ when the first gold file ranks below 10" in text
+    assert "written before the bench's MRR was recorded, so MRR@10 stands in its place" in text
     header, first, second = text.split("\n\noverall\n", 1)[1].splitlines()[:3]
-    assert header.split() == ["arm", "samples", "R@5", "R@10", "R@20", "MRR@10", "BCY@8k"]
+    assert header.split() == ["arm", "samples", "R@5", "R@10", "R@20", "P@20", "F1@20", "MRR@10", "Gold@8k", "BCY@8k"]
     assert len(header) == len(first) == len(second) and first.startswith("a-long-arm-name ") and second.startswith("b ")
 
 
@@ -83,10 +101,10 @@ def test_markdown_has_the_bench_headings_right_aligned_numbers_and_escaped_arms(
     assert lines[0] == "# Leaderboard" and "## overall" in lines and "## code2test" in lines
     assert lines.index("## overall") < lines.index("## code2test")
     start = lines.index("## overall") + 2
-    assert lines[start] == "| arm | samples | R@5 | R@10 | R@20 | MRR@20 | BCY@8k |"
-    assert lines[start + 1] == "|---|---:|---:|---:|---:|---:|---:|"
-    assert lines[start + 2] == "| mine\\|v2 | 5 | - | - | - | 0.5000 | - |"
-    assert lines[start + 2].replace("\\|", "").count("|") == 8  # the escaped pipe does not add a column
+    assert lines[start] == "| arm | samples | R@5 | R@10 | R@20 | P@20 | F1@20 | MRR@20 | Gold@8k | BCY@8k |"
+    assert lines[start + 1] == "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    assert lines[start + 2] == "| mine\\|v2 | 5 | - | - | - | - | - | 0.5000 | - | - |"
+    assert lines[start + 2].replace("\\|", "").count("|") == 11  # the escaped pipe does not add a column
 
 
 # -- the command -----------------------------------------------------------------------------------
@@ -160,17 +178,18 @@ def test_a_real_run_at_limit_10_ranks_as_its_report_says(pytester: pytest.Pytest
     assert result.ret == 0, result.stdout.str()[-2000:]
     capsys.readouterr()
     board = pytester.path / "board.md"
-    assert main(["leaderboard", str(pytester.path / "out.json"), "--markdown", str(board)]) == 0
+    assert main(["leaderboard", str(pytester.path / "out.json"), "--markdown", str(board), "--mrr-at-k"]) == 0
     text = capsys.readouterr().out
     summary = json.loads((pytester.path / "out.json").read_text())["summary"]
-    overall = sorted(summary["all"], key=lambda arm: (-summary["all"][arm]["metrics"]["mrr@k"], arm))
+    overall = sorted(summary["all"], key=lambda arm: (-summary["all"][arm]["metrics"]["mrr"], arm))
     block = text.split("\n\noverall\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    assert block[0].split() == ["arm", "samples", "R@5", "R@10", "R@20", "MRR@10", "BCY@8k"]
+    assert block[0].split() == ["arm", "samples", "R@5", "R@10", "R@20", "P@20", "F1@20", "MRR", "MRR@10", "Gold@8k", "BCY@8k"]
     assert [line.split()[0] for line in block[1:]] == overall  # no recall@20 under limit 10: MRR, then name
     for line in block[1:]:
-        arm, samples, r5, r10, r20, mrr, _ = line.split()
-        entry = summary["all"][arm]
-        assert (samples, r5, mrr, r20) == (str(entry["positives"]), f"{entry['metrics']['recall@5']:.4f}", f"{entry['metrics']['mrr@k']:.4f}", "-")
+        arm, samples, r5, r10, r20, p20, f20, mrr, mrr_k, gold, _ = line.split()
+        metrics = summary["all"][arm]["metrics"]
+        assert (samples, r5, r20, p20, f20) == (str(summary["all"][arm]["positives"]), f"{metrics['recall@5']:.4f}", "-", "-", "-")
+        assert (mrr, mrr_k, gold) == (f"{metrics['mrr']:.4f}", f"{metrics['mrr@k']:.4f}", f"{metrics['gold_coverage@8k']:.4f}")
     titles = [line for line in board.read_text().splitlines() if line.startswith("## ")]
     assert titles[:5] == ["## overall", "## code2test", "## comment2context", "## trace2code", "## testlog2code"]
     assert "## edit2ripple" in titles and "## abstention" not in titles  # an unknown task after the bench's; no-gold task left out

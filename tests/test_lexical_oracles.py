@@ -681,6 +681,44 @@ def test_arb_reference_chunk_scores_are_bit_identical() -> None:
     assert mismatches == [], "\n".join(mismatches[:20])
 
 
+MRR_FIXTURE = ROOT / "tests" / "fixtures" / "arb_reference" / "mrr.json"
+
+
+@pytest.mark.skipif(FIXTURE_ABSENT or not MRR_FIXTURE.is_file(), reason=FIXTURE_REASON + " and mrr.json (the bench's MRR per sample)")
+def test_arb_reference_arms_give_the_benchs_mrr_past_the_limit() -> None:
+    """The record's `mrr` against the MRR the bench's evaluator published, at a limit of 5 (so the first
+    gold file often ranks past the cut). The bench keeps given files in its ranking and the protocol
+    removes them: where the bench ranks a given file above the first gold file that is not given, the
+    rank moves up by the number of such given files, counted in the bench's own recorded ranking."""
+    from pytest_retrieval_bench.bench.run import score
+    from pytest_retrieval_bench.samples.arb import parse_arb_row
+
+    published = json.loads(MRR_FIXTURE.read_text(encoding="utf-8"))["samples"]
+    same = shifted = past_limit = 0
+    for row, snapshot, recorded in arb_cases():
+        if row["id"] not in published:  # a no-gold sample: no MRR
+            continue
+        sample = parse_arb_row(row, "samples.jsonl", 1)
+        for ranker, arm_name in ARB_NAMES.items():
+            bench = published[row["id"]][ranker]
+            scored = score(sample, ArbReferenceArm(arm_name).retrieve(arb_request(row, snapshot)), None, 5)
+            ranks = [rank for path, rank in bench["gold_ranks"].items() if rank and path not in sample.given_files]
+            first = min(ranks) if ranks else None
+            bench_paths = recorded[ranker]["paths"]
+            assert first is None or first <= len(bench_paths), row["id"]
+            ahead = sum(1 for path in bench_paths[: (first or len(bench_paths) + 1) - 1] if path in sample.given_files)
+            rank = first - ahead if first else None
+            assert scored["rank_of_first_gold_uncut"] == rank, (row["id"], ranker)
+            if ahead == 0 and first == min([r for r in bench["gold_ranks"].values() if r], default=None):
+                assert scored["metrics"]["mrr"] == bench["MRR"], (row["id"], ranker)  # the bench's number, bit for bit
+                same += 1
+            else:
+                assert scored["metrics"]["mrr"] == (1.0 / rank if rank else 0.0), (row["id"], ranker)
+                shifted += 1
+            past_limit += rank is not None and rank > 5
+    assert same >= 30 and shifted >= 10 and past_limit >= 10, (same, shifted, past_limit)  # 36, 20 and 11 when recorded
+
+
 def test_tree_chunk_index_read_off_the_whole_file_index_scores_bit_identically(snapshot: Snapshot, queries: tuple[Any, ...]) -> None:
     """A tree's chunk index is `ChunkIndex.of_files(lexical index)`; the oracles above use the one
     built from `file_chunks` rows. Both give the very same float scores for every query."""

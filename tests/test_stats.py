@@ -337,6 +337,17 @@ def test_paired_t_test_edge_cases():
         paired_t_test([1.0, float("inf")])
 
 
+def test_equal_deltas_from_different_bases_have_no_t_as_in_cce():
+    """Seven MRR deltas of 1/6 computed as 1/2 - 1/3, 1/3 - 1/6 and 1/6 - 0 differ in their last bits;
+    within 16 machine epsilons of their magnitude they are constant (cce-rust's rule), so no t."""
+    deltas = [1 / 2 - 1 / 3, 1 / 3 - 1 / 6, 1 / 6 - 0, 1 / 2 - 1 / 3, 1 / 3 - 1 / 6, 1 / 6 - 0, 1 / 2 - 1 / 3]
+    assert len(set(deltas)) == 2  # not bit-identical
+    result = paired_t_test(deltas)
+    assert result["sd"] == 0.0 and result["t"] is None and result["p"] == 0.0 and result["ci_low"] == result["ci_high"] == result["mean"]
+    assert paired_t_test([1e-17, -1e-17, 1e-17])["t"] is not None  # at that magnitude they differ: a t is computed, as cce does
+    assert paired_t_test([1 / 6, 1 / 6 + 1e-12, 1 / 6])["t"] is not None
+
+
 @FAST
 @given(st.lists(finite, min_size=0, max_size=30), st.randoms(use_true_random=False))
 def test_paired_t_test_order_invariant(diffs, rnd):

@@ -18,7 +18,8 @@ from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import ArmError, SnapshotError
 from pytest_retrieval_bench.scoring.budgets import BCY_NAMES, TokenCounts, bcy_metrics
-from pytest_retrieval_bench.scoring.metrics import positive_metrics, rank_of_first_gold, scored_ranking, selective_success, zero_metrics
+from pytest_retrieval_bench.scoring.metrics import (GOLD_COVERAGE, WHOLE_MRR, gold_coverage, positive_metrics, rank_of_first_gold,
+                                                    selective_success, whole_ranking, zero_metrics)
 from pytest_retrieval_bench.samples.model import Sample
 
 
@@ -149,16 +150,21 @@ def score(sample: Sample, answer: Answer | None, error: str | None, limit: int,
     """
     if answer is not None and not error and read_text is not None:
         error = format_metrics.verify_sample(sample, read_text)  # an edited known-target case
-    ranking = scored_ranking(answer.ranking, sample.given_files, limit) if answer and not error else []
+    whole = whole_ranking(answer.ranking, sample.given_files) if answer and not error else []
+    ranking = whole[:limit]  # R
     abstained = bool(answer.is_abstention) if answer and not error else False
+    whole_rank = None if sample.no_gold else rank_of_first_gold(whole, sample.gold_files)
     if sample.no_gold:
         metrics: dict[str, float] = {}
     elif error:
         metrics = zero_metrics(limit)
     else:
         metrics = positive_metrics(ranking, sample.gold_files, sample.hard_negatives, limit)
+    if not sample.no_gold:  # the bench's MRR, over the whole ranking: a record keeps its rank, as R is cut
+        metrics[WHOLE_MRR] = 1.0 / whole_rank if whole_rank else 0.0
     if not sample.no_gold and counts is not None:  # without the snapshot's text (a merge's fusion) there is no BCY
         metrics.update(dict.fromkeys(BCY_NAMES, 0.0) if error else bcy_metrics(ranking, sample.gold_files, counts))
+        metrics[GOLD_COVERAGE] = 0.0 if error or read_text is None else gold_coverage(whole, sample.gold_files, read_text)
     extra: dict[str, Any] = {}
     if not sample.no_gold and format_metrics.has_extra(sample):
         text = read_text or (lambda _: None)
@@ -180,5 +186,6 @@ def score(sample: Sample, answer: Answer | None, error: str | None, limit: int,
         "metrics": metrics,
         "selective_success": selective_success(sample.no_gold, abstained, error is not None, ranking, sample.gold_files),
         "rank_of_first_gold": None if sample.no_gold else rank_of_first_gold(ranking, sample.gold_files),
+        "rank_of_first_gold_uncut": whole_rank,
         **extra,
     }

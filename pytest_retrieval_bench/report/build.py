@@ -20,12 +20,13 @@ from pytest_retrieval_bench.samples.model import Sample
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.cce_compare import compare_block
 from pytest_retrieval_bench.scoring.exact import exact_metrics
-from pytest_retrieval_bench.scoring.metrics import cutoffs
+from pytest_retrieval_bench.scoring.metrics import WHOLE_MRR, cutoffs
 from pytest_retrieval_bench.scoring.verdicts import holm, verdict_of
 from pytest_retrieval_bench.report.trajectory_section import trajectory_section
 
-PAIRED_METRICS = ("recall@5", "recall@10", "recall@20", "mrr@k", "bcy@8000")
-"""bcy@8000 is paired where both arms carry it (a merge's fused arm has no text to pack)."""
+PAIRED_METRICS = ("recall@5", "recall@10", "recall@20", "mrr@k", "mrr", "bcy@8000")
+"""bcy@8000 is paired where both arms carry it (a merge's fused arm has no text to pack), and so is
+the bench's whole-ranking `mrr` (a report written before it was recorded has none)."""
 PER_REPO_MINIMUM = 5
 
 
@@ -229,7 +230,7 @@ def paired_differences(candidate: dict[str, dict[str, Any]], baseline: dict[str,
     """The positives both arms scored, in sample-id order, and candidate minus baseline on each."""
     ids = sorted(set(candidate) & set(baseline))
     ids = [sample_id for sample_id in ids if candidate[sample_id]["_positive"] and metric in candidate[sample_id]["metrics"]
-           and (metric in baseline[sample_id]["metrics"] or not metric.startswith("bcy@"))]
+           and (metric in baseline[sample_id]["metrics"] or not (metric.startswith("bcy@") or metric == WHOLE_MRR))]
     exact = lambda row: row["_exact"] if "_exact" in row else row["metrics"]  # noqa: E731 - never the rounded values where exact ones exist
     return ids, [exact(candidate[i])[metric] - exact(baseline[i]).get(metric, 0.0) for i in ids]
 

@@ -22,7 +22,7 @@ from pytest_retrieval_bench.report.build import groups_of, samples_digests
 NONINFERIOR, NOREGRESSION = "noninferior", "noregression"
 FORMS = {NONINFERIOR: "non-inferiority", NOREGRESSION: "no confident regression"}
 Z95 = 1.96
-_RULE = re.compile(r"^(?:(?P<form>[a-z]+):)?(?P<metric>[a-z_0-9]+@(?:\d+|k))\s*>=\s*(?P<threshold>[-+]?\d+(?:\.\d+)?)(?P<options>(?::.+)?)$")
+_RULE = re.compile(r"^(?:(?P<form>[a-z]+):)?(?P<metric>[a-z_0-9]+@(?:\d+k?|k)|mrr)\s*>=\s*(?P<threshold>[-+]?\d+(?:\.\d+)?)(?P<options>(?::.+)?)$")
 _OPTION = re.compile(r":([a-z]+)=")
 
 
@@ -53,7 +53,7 @@ def parse_rule(text: str) -> GateRule:
     match = _RULE.match(text.strip())
     if not match:
         raise BenchError(f"--bench-gate {text!r}: expected [noninferior:|noregression:]METRIC>=THRESHOLD[:arm=NAME][:group=GROUP], "
-                         "e.g. recall@10>=-0.02 or noregression:recall@10>=-0.02")
+                         "e.g. recall@10>=-0.02, mrr>=-0.02 or noregression:recall@10>=-0.02")
     form = match["form"] or NONINFERIOR
     if form not in FORMS:
         raise BenchError(f"--bench-gate {text!r}: unknown form {form!r} (allowed: {', '.join(FORMS)})")

@@ -20,7 +20,7 @@ from pytest_retrieval_bench.report.html_problems import snapshot_problems_banner
 from pytest_retrieval_bench.report.html_samples import ranks_section, samples_section, value_html
 from pytest_retrieval_bench.scoring.verdicts import BETTER, NOT_DISTINGUISHABLE, TOO_FEW, WORSE, holm, verdict_of
 
-PAIRED_ORDER = ("recall@5", "recall@10", "recall@20", "mrr@k")
+PAIRED_ORDER = ("recall@5", "recall@10", "recall@20", "mrr@k", "mrr")
 VERDICT_MARKS = {BETTER: ("better", "▲"), WORSE: ("worse", "▼"), NOT_DISTINGUISHABLE: ("nd", "●"), TOO_FEW: ("few", "○")}
 
 

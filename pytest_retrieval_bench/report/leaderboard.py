@@ -2,11 +2,13 @@
 compared with the published ARB tables line by line.
 
 Same groups in the same order (`overall`, then the bench's tasks, then any other task
-alphabetically), same columns, same row order (MRR descending, then R@20 descending, then name)
-and the bench's four decimals. Two differences are stated in the output itself: MRR is our
-`mrr@k`, cut at the run's limit (the bench's MRR is over the whole ranking), and a value is
-followed by its 95% interval, written `0.4728 [0.410, 0.530]`, only where the report has one
-for that metric (today: none of these columns; `wilson95` covers `hit@k` only).
+alphabetically), the bench's columns (R@5, R@10, R@20, P@20, F1@20, MRR, Gold@8k, and BCY@8k),
+same row order (MRR descending, then R@20 descending, then name) and the bench's four decimals.
+MRR is the bench's, over the arm's whole ranking (`mrr`); `MRR@k`, cut at the run's limit, is a
+column only when asked for (`mrr_at_k`), or in place of MRR for a report written before `mrr` was
+recorded (a note says so). A value is followed by its 95% interval, written `0.4728 [0.410,
+0.530]`, only where the report has one for that metric (today: none of these columns; `wilson95`
+covers `hit@k` only).
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from pytest_retrieval_bench.report.tables import fixed_width, interval, printabl
 
 #: the bench's task order (`model_report.TASK_ORDER`); other tasks follow alphabetically
 TASK_ORDER = ("overall", "code2test", "comment2context", "trace2code", "testlog2code")
-#: (header, summary metric key); the MRR header is given its k by `_columns`
-METRICS = (("R@5", "recall@5"), ("R@10", "recall@10"), ("R@20", "recall@20"), ("MRR@{k}", "mrr@k"), ("BCY@8k", "bcy@8000"))
+#: (header, summary metric key) in the bench's order; `MRR@{k}` is given its k by `_columns`
+MRR, MRR_AT_K = ("MRR", "mrr"), ("MRR@{k}", "mrr@k")
+METRICS = (("R@5", "recall@5"), ("R@10", "recall@10"), ("R@20", "recall@20"), ("P@20", "precision@20"), ("F1@20", "f1@20"), MRR,
+           ("Gold@8k", "gold_coverage@8k"), ("BCY@8k", "bcy@8000"))
 
 Leaderboard = tuple[str, list[str], list[list[str]]]
 
@@ -28,8 +32,21 @@ def _limit(report: dict[str, Any]) -> int:
     return int(report.get("registration", {}).get("limit") or 20)
 
 
-def _columns(limit: int) -> list[tuple[str, str]]:
-    return [(header.format(k=limit), key) for header, key in METRICS]
+def has_whole_mrr(report: dict[str, Any]) -> bool:
+    """Whether the report records the bench's MRR (a report of an earlier version has mrr@k only)."""
+    return any("mrr" in (entry.get("metrics") or {}) for arms in (report.get("summary") or {}).values() for entry in arms.values())
+
+
+def _columns(report: dict[str, Any], mrr_at_k: bool) -> list[tuple[str, str]]:
+    """The bench's columns; MRR@k after MRR when asked for, and in its place in an earlier version's report."""
+    whole = has_whole_mrr(report)
+    columns: list[tuple[str, str]] = []
+    for column in METRICS:
+        if column != MRR:
+            columns.append(column)
+            continue
+        columns += ([MRR] if whole else []) + ([MRR_AT_K] if mrr_at_k or not whole else [])
+    return [(header.format(k=_limit(report)), key) for header, key in columns]
 
 
 def task_sort_key(task: str) -> tuple[int, str]:
@@ -37,16 +54,17 @@ def task_sort_key(task: str) -> tuple[int, str]:
     return (TASK_ORDER.index(task), task) if task in TASK_ORDER else (len(TASK_ORDER), task)
 
 
-def row_sort_key(arm: str, entry: dict[str, Any]) -> tuple[Any, ...]:
+def row_sort_key(arm: str, entry: dict[str, Any], mrr_key: str = "mrr") -> tuple[Any, ...]:
     """MRR descending, then R@20 descending, then arm name; a missing value ranks below any value
-    (the bench reads it as 0.0, which would tie it with a real zero)."""
+    (the bench reads it as 0.0, which would tie it with a real zero). `mrr_key` is `mrr@k` for a
+    report without the bench's MRR."""
     metrics = entry.get("metrics") or {}
 
     def descending(key: str) -> tuple[bool, float]:
         value = metrics.get(key)
         return (value is None, -float(value) if value is not None else 0.0)
 
-    return (*descending("mrr@k"), *descending("recall@20"), arm)
+    return (*descending(mrr_key), *descending("recall@20"), arm)
 
 
 def cell(entry: dict[str, Any], key: str) -> str:
@@ -67,39 +85,49 @@ def _groups(summary: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return [(title, arms) for title, arms in groups if any(entry.get("positives") for entry in arms.values())]
 
 
-def leaderboard_tables(report: dict[str, Any]) -> list[Leaderboard]:
+def leaderboard_tables(report: dict[str, Any], mrr_at_k: bool = False) -> list[Leaderboard]:
     """One (title, headers, rows) per group, rows = arms in the bench's order, cells as text."""
-    columns = _columns(_limit(report))
+    columns = _columns(report, mrr_at_k)
+    mrr_key = "mrr" if has_whole_mrr(report) else "mrr@k"
     headers = ["arm", "samples", *(header for header, _ in columns)]
     tables = []
     for title, arms in _groups(report.get("summary") or {}):
-        ordered = sorted(arms.items(), key=lambda item: row_sort_key(*item))
+        ordered = sorted(arms.items(), key=lambda item: row_sort_key(*item, mrr_key=mrr_key))
         rows = [[arm, str(entry.get("positives", 0)), *(cell(entry, key) for _, key in columns)] for arm, entry in ordered]
         tables.append((title, headers, rows))
     return tables
 
 
-def notes(report: dict[str, Any]) -> list[str]:
-    """What differs from the bench's own table, said next to the numbers."""
+def notes(report: dict[str, Any], mrr_at_k: bool = False) -> list[str]:
+    """What the columns are, and what differs from the bench's own table, said next to the numbers."""
     limit = _limit(report)
-    return [f"MRR@{limit} is MRR cut at the run's limit k={limit} (0 when no gold file is in the top {limit}); the bench's MRR is over the "
-            f"whole ranking, so the two differ when the first gold file ranks below {limit}",
+    cut = (f"MRR@{limit} is MRR cut at the run's limit k={limit} (0 when no gold file is in the top {limit}); the bench's MRR is over the "
+           f"whole ranking, so the two differ when the first gold file ranks below {limit}")
+    if not has_whole_mrr(report):
+        mrr = [f"{cut}; this report was written before the bench's MRR was recorded, so MRR@{limit} stands in its place"]
+    else:
+        mrr = ["MRR is the bench's: 1 / rank of the first gold file in the arm's whole ranking (given files removed), 0 when it has none",
+               *([cut] if mrr_at_k else [])]
+    return [*mrr,
+            "P@20 = gold files in the top 20 / min(20, ranked files); F1@20 of P@20 and R@20; Gold@8k = the bench's gold_coverage@8k "
+            "(gold files among the ranked files whose texts fit 8,000 characters, the first always); BCY@8k = the bench's "
+            "Budgeted Context Yield at 8,000 tokens",
             "samples = the arm's positive items in the group; values are means over them, 4 decimals; [low, high] = a 95% interval "
             "where the report has one for that metric; - = metric not in the report; groups without positive items are left out"]
 
 
-def leaderboard_text(report: dict[str, Any]) -> str:
+def leaderboard_text(report: dict[str, Any], mrr_at_k: bool = False) -> str:
     """Fixed-width tables for the terminal."""
-    lines = ["retrieval-bench leaderboard (Agent Retrieval Bench layout)", *(f"  {note}" for note in notes(report))]
-    for title, headers, rows in leaderboard_tables(report):
+    lines = ["retrieval-bench leaderboard (Agent Retrieval Bench layout)", *(f"  {note}" for note in notes(report, mrr_at_k))]
+    for title, headers, rows in leaderboard_tables(report, mrr_at_k):
         lines += ["", title, *fixed_width((headers, rows))]
     return "\n".join(printable(line) for line in lines) + "\n"
 
 
-def leaderboard_markdown(report: dict[str, Any]) -> str:
+def leaderboard_markdown(report: dict[str, Any], mrr_at_k: bool = False) -> str:
     """Pipe tables under `## overall`, `## code2test`, ... headings, as the bench's document."""
-    lines = ["# Leaderboard", "", *(f"- {escape(note)}" for note in notes(report))]
-    for title, headers, rows in leaderboard_tables(report):
+    lines = ["# Leaderboard", "", *(f"- {escape(note)}" for note in notes(report, mrr_at_k))]
+    for title, headers, rows in leaderboard_tables(report, mrr_at_k):
         table = pipe_table((headers, rows))
         table[1] = "|" + "|".join("---" if header == "arm" else "---:" for header in headers) + "|"  # numbers right-aligned
         lines += ["", f"## {escape(title)}", "", *table]

@@ -5,7 +5,11 @@ A record holds its ranking (R: given files gone, cut to the limit) and its entry
 gold and hard negatives, so every common file metric, the rank of the first gold file and the
 selective success are recomputed and must equal the written values at the report's six
 decimals. Metrics with recorded counts must be their ratio (and F1 the F1 of those ratios), MRR-
-like metrics 0 or 1 / a rank, BCY a fraction of the distinct gold files. Token and line metrics
+like metrics 0 or 1 / a rank, BCY and gold coverage a fraction of the distinct gold files. The
+bench's `mrr` reads the arm's whole ranking, which the record holds only up to the limit: its
+`rank_of_first_gold_uncut` must agree with R (the same rank when R has a gold file; else none, or
+a rank past a full R) and `mrr` must be 1 / that rank. A record without these fields was written
+by an earlier version and is read as it is. Token and line metrics
 need the snapshot's text, which a report does not hold: they are range-checked only (`values`).
 A record edited into a hit, or a metric edited by hand, is refused naming the file, the sample
 and the JSON path: a merged report is exactly as trustworthy as a run.
@@ -17,9 +21,8 @@ from typing import Any
 
 from pytest_retrieval_bench.report.trajectory_section import trajectory_record_problem
 from pytest_retrieval_bench.report.values import key
-from pytest_retrieval_bench.scoring.budgets import BCY_NAMES
-from pytest_retrieval_bench.scoring.exact import F1_PARTS, RECIPROCALS, file_metrics, ratio, reciprocal
-from pytest_retrieval_bench.scoring.metrics import rank_of_first_gold, selective_success
+from pytest_retrieval_bench.scoring.exact import F1_PARTS, GOLD_FRACTIONS, file_metrics, is_reciprocal, ratio, reciprocal
+from pytest_retrieval_bench.scoring.metrics import WHOLE_MRR, rank_of_first_gold, selective_success
 
 
 def _same(stored: Any, expected: float) -> bool:
@@ -39,11 +42,11 @@ def _expected_metrics(record: dict[str, Any], entry: dict[str, Any], limit: int)
             p, r = ratio(counts[precision]) or 0.0, ratio(counts[recall]) or 0.0
             expected[f1] = 2 * p * r / (p + r) if p + r else 0.0
     gold = len({path for path in entry.get("gold") or [] if path})
-    for name in BCY_NAMES:
+    for name in GOLD_FRACTIONS:
         if name in metrics:
             expected[name] = round(metrics[name] * gold) / gold if gold else 0.0
     for name, value in metrics.items():
-        if name.startswith(RECIPROCALS) and reciprocal(value) is None:
+        if is_reciprocal(name) and reciprocal(value) is None:
             return expected, name
     return expected, None
 
@@ -66,9 +69,30 @@ def record_mismatch(record: dict[str, Any], entry: dict[str, Any], where: str, l
     if not no_gold and "rank_of_first_gold" in record and record["rank_of_first_gold"] != rank_of_first_gold(record["ranking"], gold):
         return (f"{where}.rank_of_first_gold: {record['rank_of_first_gold']!r} is written, but the record's ranking puts the first gold "
                 f"file at {rank_of_first_gold(record['ranking'], gold)!r}")
+    problem = _whole_rank_mismatch(record, gold, where, limit) if not no_gold else None
+    if problem:
+        return problem
     success = selective_success(no_gold, record["abstained"], record.get("error") is not None, record["ranking"], gold)
     if record["selective_success"] != success:
         return f"{where}.selective_success: {record['selective_success']!r} is written, but the record and the sample's labels give {success!r}"
+    return None
+
+
+def _whole_rank_mismatch(record: dict[str, Any], gold: list[str], where: str, limit: int) -> str | None:
+    """What of the whole-ranking rank and `mrr` the record's R contradicts (None: nothing)."""
+    if "rank_of_first_gold_uncut" not in record:
+        return None
+    rank = record["rank_of_first_gold_uncut"]
+    ranking = record["ranking"]
+    cut = rank_of_first_gold(ranking, gold)
+    if cut is not None and rank != cut:
+        return f"{where}.rank_of_first_gold_uncut: {rank!r} is written, but the record's ranking puts the first gold file at {cut!r}"
+    if cut is None and rank is not None and (len(ranking) < limit or rank <= len(ranking)):
+        return (f"{where}.rank_of_first_gold_uncut: {rank!r} is written, but the record's ranking ({len(ranking)} of at most {limit} paths) "
+                f"holds no gold file, so the whole ranking's first gold file ranks past {limit} or nowhere")
+    if WHOLE_MRR in record["metrics"] and not _same(record["metrics"][WHOLE_MRR], 1.0 / rank if rank else 0.0):
+        return (f"{where}.metrics{key(WHOLE_MRR)}: {record['metrics'][WHOLE_MRR]!r} is written, but the record's rank_of_first_gold_uncut "
+                f"({rank!r}) gives {round(1.0 / rank, 6) if rank else 0.0!r}")
     return None
 
 

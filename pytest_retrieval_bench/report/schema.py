@@ -47,6 +47,7 @@ RECORD_FIELDS: dict[str, tuple[Check, str, bool]] = {
     "error": (_optional(_string), "null or a string", True),
     "selective_success": (lambda value: isinstance(value, bool), "true or false", True),
     "rank_of_first_gold": (_optional(_integer), "null or a whole number", False),
+    "rank_of_first_gold_uncut": (_optional(_integer), "null or a whole number", False),
     "query_chars": (_integer, "a whole number", False),
     "query_truncated": (lambda value: isinstance(value, bool), "true or false", False),
     "wall_ms": (_number, "a number", False),

@@ -76,6 +76,9 @@ def record_problem(record: dict[str, Any], where: str, limit: int) -> str | None
     rank = record.get("rank_of_first_gold")
     if rank is not None and not 1 <= rank <= limit:
         return f"{where}.rank_of_first_gold: {rank!r} is not a rank within the limit (1 to {limit})"
+    uncut = record.get("rank_of_first_gold_uncut")
+    if uncut is not None and not 1 <= uncut <= MAX_COUNT:
+        return f"{where}.rank_of_first_gold_uncut: {uncut!r} is not a rank (1 to {MAX_COUNT:.0e})"
     if len(record["ranking"]) > limit:
         return f"{where}.ranking: {len(record['ranking'])} paths, more than the limit ({limit}) a record is cut to"
     return None

@@ -13,8 +13,9 @@ section (bootstrap, its own t-test) is unaffected; this block exists to be set b
 from __future__ import annotations
 
 import math
-import sys
 from typing import Any, Sequence
+
+from pytest_retrieval_bench.scoring.stats import constant_within_rounding
 
 #: cce's metric keys, in its order, and the report metric each one is read from
 METRICS = (("precision_at_k", "rel_precision@k"), ("recall", "rel_recall"), ("mrr", "rel_mrr"), ("f1", "rel_f1"))
@@ -98,8 +99,8 @@ def paired_t(deltas: Sequence[float]) -> dict[str, Any]:
     mean = _plain_sum(deltas) / n if n else 0.0
     if n < 2:
         return {"n": n, "mean_delta": mean, "t": None, "p": None, "ci95": None}
-    first, low, high = deltas[0], min(deltas), max(deltas)
-    if high - low <= 16.0 * sys.float_info.epsilon * max(abs(low), abs(high)):
+    first = deltas[0]
+    if constant_within_rounding(deltas):
         return {"n": n, "mean_delta": first, "t": None, "p": 1.0 if mean == 0.0 else 0.0, "ci95": (first, first)}
     variance = _plain_sum([(delta - mean) * (delta - mean) for delta in deltas]) / (n - 1)
     error = math.sqrt(variance) / math.sqrt(n)

@@ -5,8 +5,8 @@ values (the paired t-test, the bootstrap, cce's compare block) must not be built
 values: two equal deltas of 1/3 round to 0.333333 and 0.333334, and a zero standard deviation
 becomes a t of millions. Every metric that is a function of the record's ranking and the sample's
 gold (the common file metrics), of the counts it records (`metric_counts`), of a gold count
-(BCY: covered / distinct gold files) or a rank (MRR-like metrics: 1 / rank) is recomputed here
-exactly, identically in a run and in a merge of its reports. The rest (token and line metrics,
+(BCY and gold coverage: covered / distinct gold files) or a rank (MRR-like metrics: 1 / rank; the
+bench's whole-ranking `mrr` from the record's `rank_of_first_gold_uncut`) is recomputed here exactly, identically in a run and in a merge of its reports. The rest (token and line metrics,
 which need the snapshot's text) keep their written value.
 """
 
@@ -15,12 +15,20 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from pytest_retrieval_bench.scoring.budgets import BCY_NAMES
-from pytest_retrieval_bench.scoring.metrics import positive_metrics, zero_metrics
+from pytest_retrieval_bench.scoring.metrics import GOLD_COVERAGE, WHOLE_MRR, positive_metrics, zero_metrics
 
-#: metrics that are 0 or 1 / (a rank), from which the rank is read back
-RECIPROCALS = ("rel_mrr", "kt_mrr@")
+#: metrics that are 0 or 1 / (a rank), from which the rank is read back: these names and those beginning
+#: with a prefix (`mrr` is read back only where a record has no rank of its own)
+RECIPROCALS = ("rel_mrr", WHOLE_MRR)
+RECIPROCAL_PREFIXES = ("kt_mrr@",)
+#: metrics that are a number of covered gold files over the distinct gold files
+GOLD_FRACTIONS = (*BCY_NAMES, GOLD_COVERAGE)
 #: (F1 metric, its precision, its recall), each recorded with counts
 F1_PARTS = (("rel_f1", "rel_precision@k", "rel_recall"),)
+
+
+def is_reciprocal(name: str) -> bool:
+    return name in RECIPROCALS or name.startswith(RECIPROCAL_PREFIXES)
 
 
 def file_metrics(record: Mapping[str, Any], labels: Mapping[str, Any], limit: int) -> dict[str, float] | None:
@@ -61,14 +69,17 @@ def exact_metrics(record: Mapping[str, Any], labels: Mapping[str, Any], limit: i
         if name in metrics and value is not None:
             metrics[name] = value
     for name in metrics:
-        if name.startswith(RECIPROCALS) and (value := reciprocal(metrics[name])) is not None:
+        if is_reciprocal(name) and (value := reciprocal(metrics[name])) is not None:
             metrics[name] = value
     for f1, precision, recall in F1_PARTS:
         if f1 in metrics and precision in counts and recall in counts:
             p, r = metrics[precision], metrics[recall]
             metrics[f1] = 2 * p * r / (p + r) if p + r else 0.0
+    rank = record.get("rank_of_first_gold_uncut")
+    if WHOLE_MRR in metrics and isinstance(rank, int) and rank >= 1:
+        metrics[WHOLE_MRR] = 1 / rank
     gold_count = len({path for path in labels.get("gold") or [] if path})  # as BCY counts them
-    for name in BCY_NAMES:
+    for name in GOLD_FRACTIONS:
         if name in metrics and gold_count:
             metrics[name] = round(metrics[name] * gold_count) / gold_count
     files = file_metrics(record, labels, limit)

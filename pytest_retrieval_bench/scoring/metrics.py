@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 CUTOFFS = (5, 10, 20)
+#: the bench's MRR: 1 / rank of the first gold file in the arm's whole ranking (given files removed), not cut at the limit
+WHOLE_MRR = "mrr"
+#: the bench's `gold_coverage@8k`: gold files among the ranked files whose texts fit 8,000 characters
+GOLD_COVERAGE = "gold_coverage@8k"
+GOLD_COVERAGE_BUDGET = 8_000
 
 
 def cutoffs(limit: int) -> list[int]:
@@ -22,6 +27,12 @@ def scored_ranking(ranking: Sequence[str], given: Sequence[str], limit: int) -> 
             if len(out) >= limit:
                 break
     return out
+
+
+def whole_ranking(ranking: Sequence[str], given: Sequence[str]) -> list[str]:
+    """The arm's whole ranking without given files, each path once: what the bench's MRR reads."""
+    excluded = set(given)
+    return [path for path in dict.fromkeys(ranking) if path not in excluded]
 
 
 def rank_of_first_gold(ranking: Sequence[str], gold: Sequence[str]) -> int | None:
@@ -54,6 +65,28 @@ def positive_metrics(ranking: Sequence[str], gold: Sequence[str], hard_negatives
     first = rank_of_first_gold(ranking[:limit], gold)
     metrics["mrr@k"] = 1.0 / first if first else 0.0
     return metrics
+
+
+def gold_coverage(ranking: Sequence[str], gold: Sequence[str], text_of: Callable[[str], str | None],
+                  budget: int = GOLD_COVERAGE_BUDGET) -> float:
+    """The bench's `gold_coverage_at_budget` over a file ranking, as it scores its file rankers
+    (RepoMap's `ranked_file_chunks`): each ranked file is one chunk whose text is the file's text
+    (its path when the text is empty or unknown); chunks are taken in rank order while their
+    lengths in characters fit the budget (the first always), and packing stops at the first that
+    does not; covered gold files / distinct gold files."""
+    targets = set(gold)
+    if not targets:
+        return 0.0
+    used = 0
+    covered: set[str] = set()
+    for path in ranking:
+        length = len(text_of(path) or path)
+        if used + length > budget and used > 0:
+            break
+        used += length
+        if path in targets:
+            covered.add(path)
+    return len(covered) / len(targets)
 
 
 def zero_metrics(limit: int) -> dict[str, float]:

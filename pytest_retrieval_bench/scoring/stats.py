@@ -198,9 +198,21 @@ def bootstrap_interval(
 # --------------------------------------------------------------------------
 
 
+CONSTANT_EPSILONS = 16.0
+"""Values within this many machine epsilons (`math.ulp(1.0)`) of their magnitude are one value (cce-rust's rule)."""
+
+
+def constant_within_rounding(xs: Sequence[float]) -> bool:
+    """Whether the values are one value up to rounding: 1/2 - 1/3, 1/3 - 1/6 and 1/6 - 0 are all
+    1/6 but differ in their last bits, and a t-test of them would divide by rounding noise."""
+    low, high = min(xs), max(xs)
+    return high - low <= CONSTANT_EPSILONS * math.ulp(1.0) * max(abs(low), abs(high))
+
+
 def _sample_sd(xs: list[float], m: float) -> float:
-    """Sample standard deviation (ddof = 1) with an order-invariant sum."""
-    if max(xs) == min(xs):
+    """Sample standard deviation (ddof = 1) with an order-invariant sum; 0 for values constant
+    within rounding (`constant_within_rounding`)."""
+    if constant_within_rounding(xs):
         return 0.0
     return math.sqrt(math.fsum((x - m) * (x - m) for x in xs) / (len(xs) - 1))
 
@@ -219,7 +231,9 @@ def paired_t_test(diffs: Sequence[float], confidence: float = 0.95) -> dict:
     * ``n == 0``: ``mean``, ``sd``, ``t``, ``df``, ``p`` and the CI are ``None``.
     * ``n == 1``: ``mean`` is the value; ``sd``, ``t``, ``df``, ``p`` and the CI
       are ``None``.
-    * all differences identical (``sd == 0``), ``n >= 2``: ``sd = 0.0``,
+    * all differences identical (``sd == 0``), ``n >= 2``, or equal within 16 machine
+      epsilons of their magnitude (as cce-rust rules, so equal deltas computed from different
+      bases are constant): ``sd = 0.0``,
       ``df = n - 1``, ``t = None``; if ``mean == 0`` then ``p = 1.0`` and
       CI ``(0.0, 0.0)``; otherwise ``p = 0.0`` and CI ``(mean, mean)``.
       (scipy returns NaN/inf here instead.)
