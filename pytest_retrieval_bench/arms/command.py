@@ -380,7 +380,20 @@ def _toml_loads(pyproject: Path) -> Any:
         raise InputError(str(pyproject), f"not valid TOML: {error}") from None
 
 
-def load_command_arms(pyproject: Path) -> list[CommandArm]:
+def declared_arm(name: str, table: Any, source: str, base_dir: Path | None) -> Any:
+    """A declared table as the arm it declares: a command agent with `kind = "agent"`, else a
+    command arm (`kind = "ranking"` may be written out)."""
+    from pytest_retrieval_bench.arms.agents.command_agent import CommandAgentArm, CommandAgentSpec, check_kind, is_agent_table  # it builds on this module
+
+    check_kind(table, source)
+    if is_agent_table(table):
+        return CommandAgentArm(CommandAgentSpec.from_mapping(name, table, source, base_dir))
+    if isinstance(table, Mapping):
+        table = {key: value for key, value in table.items() if key != "kind"}
+    return CommandArm(CommandArmSpec.from_mapping(name, table, source, base_dir))
+
+
+def load_command_arms(pyproject: Path) -> list[Any]:
     """The arms declared as `[tool.retrieval-bench.arms.NAME]` tables, in file order ([] if none)."""
     pyproject = Path(pyproject)
     if not pyproject.is_file() or b"retrieval-bench" not in pyproject.read_bytes():
@@ -391,11 +404,10 @@ def load_command_arms(pyproject: Path) -> list[CommandArm]:
     arms = section
     if not isinstance(arms, dict):
         raise InputError(str(pyproject), "[tool.retrieval-bench.arms] must be a table of arm tables")
-    return [CommandArm(CommandArmSpec.from_mapping(name, table, f"{pyproject} [tool.retrieval-bench.arms.{name}]", pyproject.parent))
-            for name, table in arms.items()]
+    return [declared_arm(name, table, f"{pyproject} [tool.retrieval-bench.arms.{name}]", pyproject.parent) for name, table in arms.items()]
 
 
-def parse_command_arm_option(text: str, base_dir: Path | None = None) -> CommandArm:
+def parse_command_arm_option(text: str, base_dir: Path | None = None) -> Any:
     """`--bench-command-arm NAME=JSON`: the same fields as the TOML table, as one JSON object."""
     name, separator, payload = text.partition("=")
     source = f"--bench-command-arm {name.strip() or repr(text)}"
@@ -405,4 +417,4 @@ def parse_command_arm_option(text: str, base_dir: Path | None = None) -> Command
         table = orjson.loads(payload)
     except orjson.JSONDecodeError as error:
         raise InputError(source, f"malformed JSON: {error}") from None
-    return CommandArm(CommandArmSpec.from_mapping(name.strip(), table, source, base_dir or Path.cwd()))
+    return declared_arm(name.strip(), table, source, base_dir or Path.cwd())

@@ -150,6 +150,7 @@ class Episode:
     read_calls: int
     read_tokens: int
     extra: dict[str, Any] = field(default_factory=dict)
+    protocol: dict[str, Any] | None = None  # a command agent's line protocol: how it ended, its violations
 
     def record(self) -> dict[str, Any]:
         """The episode as JSON values: what an item's record keeps of its trajectory."""
@@ -164,4 +165,5 @@ class Episode:
             "grep_calls": self.grep_calls,
             "read_calls": self.read_calls,
             "read_tokens": self.read_tokens,
+            **({"protocol": self.protocol} if self.protocol is not None else {}),
         }
