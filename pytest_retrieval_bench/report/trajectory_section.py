@@ -82,6 +82,8 @@ def arm_section(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> dic
         "final_any_gold": {"hits": hits, "n": len(rows), "rate": hits / len(rows) if rows else None,
                            "wilson95": list(interval) if interval is not None else None},
     }
+    if rows and all(row["closed_tool"].get("policy") == "replay" for row in rows):
+        del section["closed_tool_metrics"]  # a replay records steps, not calls: the bench's eval-trajectories has no such figures
     protocols = [record["trajectory"]["protocol"] for _, record in pairs if isinstance(record["trajectory"].get("protocol"), dict)]
     if protocols:  # a command agent's line protocol, counted as the bench counts its Codex policy's violations
         section["protocol"] = {"violation_samples": sum(1 for protocol in protocols if protocol.get("violations")),

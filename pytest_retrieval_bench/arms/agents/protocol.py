@@ -139,7 +139,7 @@ class Episode:
     final files were chosen for the agent (it never submitted, or submitted nothing usable).
     """
 
-    budgets: Budgets
+    budgets: Budgets | None
     calls: list[ToolCall]
     steps: list[dict[str, Any]]
     final_files: list[str]
@@ -155,7 +155,7 @@ class Episode:
     def record(self) -> dict[str, Any]:
         """The episode as JSON values: what an item's record keeps of its trajectory."""
         return {
-            "budgets": self.budgets.record(),
+            "budgets": self.budgets.record() if self.budgets is not None else None,  # None: a replay, whose budgets are not recorded
             "calls": [call.record() for call in self.calls],
             "steps": [dict(step) for step in self.steps],
             "final_files": list(self.final_files),
