@@ -183,27 +183,37 @@ argv = ["{python}", "agents/crasher.py"]
 kind = "agent"
 argv = ["{python}", "agents/hanger.py"]
 timeout = 1
+
+[tool.retrieval-bench.arms.llm-agent]
+kind = "agent"
+argv = ["{python}", "{example}"]
+timeout = 60
 """
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "llm_agent.py"
+SECRET = "sk-test-0123456789-not-a-real-key"
 
 
-def test_command_agents_run_as_items_and_a_failing_one_loses_nothing(release_bench: pytest.Pytester, scripts: Path) -> None:
+def test_command_agents_run_as_items_and_a_failing_one_loses_nothing(release_bench: pytest.Pytester, scripts: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
 
+    monkeypatch.setenv("AGENT_API_KEY", SECRET)  # a CI secret: the agent's environment has it, the report must not
+    monkeypatch.delenv("AGENT_API_URL", raising=False)  # so the example uses its scripted stand-in, offline
     shutil.copytree(scripts, release_bench.path / "agents")
     (release_bench.path / "agents" / "good.py").write_text(  # the release's queries name the router's words
         (scripts / "good.py").read_text(encoding="utf-8").replace("'router'", "'func'"), encoding="utf-8")
-    release_bench.makepyprojecttoml(PYPROJECT.replace("{python}", sys.executable.replace("\\", "/")))
+    release_bench.makepyprojecttoml(PYPROJECT.replace("{python}", sys.executable.replace("\\", "/")).replace("{example}", EXAMPLE.as_posix()))
     result = release_bench.runpytest_subprocess("--bench-samples=release/benchmark/synthetic_v1/samples.jsonl", "--bench-corpus=release/corpus/synthetic_v1",
-                                                "--bench-arms=good,crasher,hanger", "-k", "402beedd849ff8293b36f091 or 348c688578a4eb0c8ef20fef",
+                                                "--bench-arms=good,crasher,hanger,llm-agent", "-k", "402beedd849ff8293b36f091 or 348c688578a4eb0c8ef20fef",
                                                 "-v", "-p", "no:cacheprovider", "--bench-report=out.json", timeout=300)
     out = result.stdout.str()
     assert result.ret == 1, out
-    assert re.search(r"4 failed, \d+ deselected, 2 (hit|missed)|4 failed, 1 hit, \d+ deselected, 1 missed", out), out
+    assert re.search(r"\b4 failed\b", out) and re.search(r"llm-agent\] (HIT|MISS) final \d/\d, \d reads?", out), out
     assert "exited with status 3 before submitting; stderr: boom" in out
     assert "exceeded its time limit of 1 s" in out
     report = json.loads((release_bench.path / "out.json").read_text(encoding="utf-8"))
     records = {(entry["id"], arm): record for entry in report["details"] for arm, record in entry["arms"].items()}
-    assert len(records) == 6 and report["registration"]["arm_identities"]["good"].startswith("agent-command:")
+    assert len(records) == 8 and report["registration"]["arm_identities"]["good"].startswith("agent-command:")
     assert all(records[(sample, "good")]["error"] is None for sample in ("402beedd849ff8293b36f091", "348c688578a4eb0c8ef20fef"))
     crashed = records[("402beedd849ff8293b36f091", "crasher")]
     assert crashed["error"].startswith("agent crasher exited with status 3") and [call["tool"] for call in crashed["trajectory"]["calls"]] == ["read_file"]
@@ -211,3 +221,7 @@ def test_command_agents_run_as_items_and_a_failing_one_loses_nothing(release_ben
     section = report["trajectory"]
     assert section["hanger"]["errors"] == 2 and section["hanger"]["protocol"] == {"violation_samples": 2, "invalid_actions": 0, "ended": {"time_limit": 2}}
     assert section["good"]["protocol"] == {"violation_samples": 0, "invalid_actions": 0, "ended": {"submitted": 2}}
+    assert section["llm-agent"]["protocol"]["ended"] == {"submitted": 2} and section["llm-agent"]["errors"] == 0
+    assert any(records[(sample, "llm-agent")]["trajectory"]["read_calls"] >= 1 for sample in ("402beedd849ff8293b36f091", "348c688578a4eb0c8ef20fef"))
+    written = b"".join(path.read_bytes() for path in release_bench.path.glob("out.json*"))
+    assert SECRET.encode() not in written and SECRET not in out
