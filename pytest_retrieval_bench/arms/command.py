@@ -35,7 +35,7 @@ from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.errors import ArmError, BenchError, InputError
 
 PLACEHOLDERS = ("query", "query_file", "k", "changed_file", "root")
-_ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")
+ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 INDEX_PLACEHOLDERS = ("root",)
 NO_CHANGED_FILE = "no changed_file in query"
@@ -174,7 +174,7 @@ class CommandArmSpec:
         def bad(field_name: str | None, message: str) -> InputError:
             return InputError(source, message, field=field_name)
 
-        if not isinstance(name, str) or not _ARM_NAME.match(name):
+        if not isinstance(name, str) or not ARM_NAME.match(name):
             raise bad(None, f"arm name {name!r} must start with a letter or digit and hold only letters, digits and . _ : + -")
         if not isinstance(table, Mapping):
             raise bad(None, "an arm is a table of fields")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -27,7 +26,7 @@ from pytest_retrieval_bench.arms.agents.arm import AgentArm
 from pytest_retrieval_bench.arms.agents.environment import ClosedToolEnvironment, ToolResult
 from pytest_retrieval_bench.arms.agents.protocol import ALLOWED_TOOLS, TURNS_EXHAUSTED, Budgets, Episode, refusal_observation
 from pytest_retrieval_bench.arms.base import Request
-from pytest_retrieval_bench.arms.command import ExecutableIdentity
+from pytest_retrieval_bench.arms.command import ARM_NAME, ExecutableIdentity
 from pytest_retrieval_bench.arms.program_call import template_placeholders
 from pytest_retrieval_bench.errors import ArmError, InputError
 
@@ -35,7 +34,6 @@ KIND = "agent"
 POLICY = "command_agent"
 PROTOCOL_VERSION = 1
 DEFAULT_TIMEOUT = 300.0
-_ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")
 _BUDGETS = tuple(f.name for f in dataclasses.fields(Budgets))
 FIELDS = ("kind", "argv", "cwd", "env", "timeout", *_BUDGETS)
 _SHOWN_LINE = 200  # characters of a malformed line kept in the record
@@ -67,7 +65,7 @@ class CommandAgentSpec:
         def bad(field_name: str | None, message: str) -> InputError:
             return InputError(source, message, field=field_name)
 
-        if not _ARM_NAME.match(name):
+        if not ARM_NAME.match(name):
             raise bad(None, f"arm name {name!r} must start with a letter or digit and hold only letters, digits and . _ : + -")
         unknown = sorted(set(table) - set(FIELDS))
         if unknown:
