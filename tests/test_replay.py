@@ -17,6 +17,7 @@ import pytest
 
 from pytest_retrieval_bench.arms.agents.replay import read_log
 from pytest_retrieval_bench.errors import InputError
+from pytest_retrieval_bench.report.trajectory_section import trajectory_record_problem
 
 FIXTURE = Path(__file__).parent / "fixtures" / "arb_replay"
 ENTRY_FIELDS = ("sample_id", "task_type", "repo", "base_commit", "steps")
@@ -93,6 +94,8 @@ def test_replayed_records_and_section_equal_the_benchs_eval_trajectories(release
                {key: value for key, value in detail.items() if key not in ENTRY_FIELDS}, detail["sample_id"])
         assert trajectory["final_files"] == list(dict.fromkeys(step["path"] for step in detail["steps"] if step["is_final_context"]))
     assert set(records) <= logged and len(records) == 35 - 6 - skipped["empty_trajectory"] - unlabeled  # missing samples have no record, not a zero
+    entries = {entry["id"]: entry for entry in report["details"]}
+    assert all(trajectory_record_problem(record, entries[sample_id], sample_id) is None for sample_id, record in records.items())  # read back as written
     section = report["trajectory"]["replayed"]
     assert section["evaluated"] == bench["summary"]["evaluated"] and section["errors"] == 0 and "closed_tool_metrics" not in section
     assert unlabeled and section["no_gold"]["samples"] + unlabeled == skipped["no_gold"] and section["budget"] is None
