@@ -100,3 +100,12 @@ def test_replayed_records_and_section_equal_the_benchs_eval_trajectories(release
     assert section["evaluated"] == bench["summary"]["evaluated"] and section["errors"] == 0 and "closed_tool_metrics" not in section
     assert unlabeled and section["no_gold"]["samples"] + unlabeled == skipped["no_gold"] and section["budget"] is None
     _close(section["metrics"], bench["summary"]["metrics"], "metrics")
+
+
+def test_a_replay_named_like_another_arm_or_badly_is_a_usage_error(release_bench: pytest.Pytester) -> None:
+    shutil.copy(FIXTURE / "trajectories.jsonl", release_bench.path / "trajectories.jsonl")
+    common = ("--bench-samples=release/benchmark/synthetic_v1/samples.jsonl", "--bench-corpus=release/corpus/synthetic_v1", "--co", "-q")
+    taken = release_bench.runpytest_subprocess(*common, "--bench-trajectories", "grep=trajectories.jsonl")
+    assert taken.ret == pytest.ExitCode.USAGE_ERROR and "arm 'grep' is defined elsewhere" in taken.stderr.str()
+    spaced = release_bench.runpytest_subprocess(*common, "--bench-trajectories", "a,b=trajectories.jsonl")
+    assert spaced.ret == pytest.ExitCode.USAGE_ERROR and "arm name 'a,b'" in spaced.stderr.str()

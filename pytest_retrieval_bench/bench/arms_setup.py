@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_retrieval_bench.arms.base import Arm
+from pytest_retrieval_bench.arms.base import Arm, checked_arm_name
 from pytest_retrieval_bench.arms.agents.python_agent import as_agent
 from pytest_retrieval_bench.arms.agents.replay import ReplayArm, parse_trajectories_option
 from pytest_retrieval_bench.arms.discovery import available_arms, refuse_alias_name
@@ -43,11 +43,13 @@ def configured_arms(config: pytest.Config, settings: Settings) -> dict[str, Arm]
         arms[arm.name] = arm  # type: ignore[assignment]
     for entry, base in settings.trajectories:  # one arm per NAME, its files read in order
         name = entry.partition("=")[0].strip()
-        log = parse_trajectories_option([entry], base, getattr(arms.get(name), "log", None) if isinstance(arms.get(name), ReplayArm) else None)
-        if name in arms and not isinstance(arms[name], ReplayArm):
+        held = arms.get(name)
+        if held is not None and not isinstance(held, ReplayArm):
             raise BenchError(f"--bench-trajectories {name}: arm {name!r} is defined elsewhere; give the replay another name")
-        refuse_alias_name(name, f"--bench-trajectories {name}")
-        arms[name] = ReplayArm(log)  # type: ignore[assignment]
+        if held is None:
+            checked_arm_name(name, f"--bench-trajectories {entry}")
+            refuse_alias_name(name, f"--bench-trajectories {name}")
+        arms[name] = ReplayArm(parse_trajectories_option([entry], base, held.log if held is not None else None))  # type: ignore[assignment,union-attr]
     reserved = {**variant_aliases(arms), **ALIASES}
     for fusion in declare_fusions(settings.fuse, arms, lambda arm: arm_identity(arm, TOKENIZER_VERSION), reserved=reserved):
         arms[fusion.name] = fusion  # type: ignore[assignment]
