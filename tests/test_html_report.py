@@ -26,6 +26,8 @@ from pytest_retrieval_bench.report import html as html_report
 from pytest_retrieval_bench.report import html_parts, html_samples
 from pytest_retrieval_bench.report.html import render_html
 
+from browser_helpers import layout_at
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = "testdata/release/benchmark/synthetic_v1/samples.jsonl"
 CORPUS = "testdata/release/corpus/synthetic_v1"
@@ -216,7 +218,7 @@ def test_deterministic_bytes_whatever_the_key_order(reports):
 def test_baseline_section_only_with_a_baseline(reports, pages):
     assert '<section id="baseline">' in pages["report"] and 'id="gate-banner"' in pages["report"]
     for rule in reports["report"]["baseline"]["rules"]:
-        assert f"<code>{escape(rule['rule'])}</code>" in pages["report"]
+        assert f'<code class="rule">{escape(rule["rule"])}</code>' in pages["report"]
     for name in ("plain", "base"):
         assert '<section id="baseline">' not in pages[name] and 'id="gate-banner"' not in pages[name]
 
@@ -322,6 +324,19 @@ def test_chromium_runs_the_page_script_without_errors(reports, tmp_path):
     taken = _chromium(f"--screenshot={shot}", "--window-size=1400,2400", page.as_uri())
     assert taken.returncode == 0 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", taken.stderr[-2000:]
     assert time.perf_counter() - started < 120
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium or chromium-browser binary on PATH (apt-get install chromium)")
+def test_the_page_fits_a_420_px_screen(reports, tmp_path):
+    """On a phone the page never scrolls sideways: plots wrap and shrink, wide tables scroll in their
+    own box, and a gate rule is never broken inside its number."""
+    page = tmp_path / "report.html"
+    page.write_text(render_html(reports["report"]), encoding="utf-8")
+    shot = tmp_path / "report-420.png"
+    layout = layout_at(page, 420, shot)
+    assert layout.client_width == 420 and layout.scroll_width <= 420, layout
+    assert layout.overflowing == [] and layout.broken_rules == [], layout
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_the_renderer_does_not_import_pytest():

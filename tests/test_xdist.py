@@ -76,7 +76,7 @@ def test_one_worker_per_snapshot_under_loadgroup(pytester: pytest.Pytester) -> N
 
 
 SNAPSHOTS = {(row["repo"], row["base_commit"]) for row in ROWS.values()}
-LOADS_LINE = re.compile(r"retrieval-bench: (\d+) snapshots set up: .*\((\d+) snapshot loads in (\d+) workers\)$")
+LOADS_LINE = re.compile(r"retrieval-bench: (\d+) snapshots? set up: .*\((\d+) snapshot loads? in (\d+) workers?\)$")
 CHOSEN_LINE = "retrieval-bench: xdist --dist loadgroup (each snapshot's items on one worker; give --dist load for xdist's default)"
 
 
