@@ -18,6 +18,7 @@ from _pytest.python import FunctionDefinition
 
 from pytest_retrieval_bench.arms.agents.arm import AgentArm
 from pytest_retrieval_bench.arms.agents.python_agent import TOOLS_FIXTURE
+from pytest_retrieval_bench.arms.agents.replay import ReplayArm
 from pytest_retrieval_bench.arms.fusion import FusionArm
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.fixture_scopes import declaring_directory
@@ -143,7 +144,10 @@ class BenchItem(pytest.Function):
     def setup(self) -> None:
         if self.sample.skip_reason:  # before any fixture: a skipped sample loads no snapshot
             raise pytest.skip.Exception(self.sample.skip_reason, _use_item_location=True)
-        if isinstance(self.arm, AgentArm) and (leaking := leakage_skip(self.sample)):
+        if isinstance(self.arm, ReplayArm):  # a replay: only samples with a recorded trajectory (the bench checks no leakage there)
+            if missing := self.arm.skip_reason(self.sample.id):
+                raise pytest.skip.Exception(missing, _use_item_location=True)
+        elif isinstance(self.arm, AgentArm) and (leaking := leakage_skip(self.sample)):
             raise pytest.skip.Exception(leaking, _use_item_location=True)
         super().setup()  # fixtures: the snapshot first (session scope), then the arm's own
         bind_embedders(self.arm, self.bench.arms, self.funcargs)  # an `@embedder(...)` arm's embedder, from its fixtures

@@ -56,6 +56,8 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("html", "path", "Write the report as one self-contained HTML page here (plots, tables, per-sample view; opens offline)."),
     ("table", "list", "Summary groups printed in the terminal: all, task, stratum, repo, fold, or exact group names (default: all)."),
     ("command-arm", "list-raw", "NAME=JSON: a command arm with the fields of [tool.retrieval-bench.arms.NAME] (repeatable)."),
+    ("trajectories", "list-raw", "NAME=FILE: add arm NAME, the trajectories recorded in FILE (the bench's eval-trajectories JSONL) replayed and "
+                                 "scored without running anything (repeatable)."),
     ("capture", "path", "Keep every command arm's exact stdout and stderr in this new JSONL file (mode 0600); a capture failure stops the report."),
     ("shard", "str", "I/N: run shard I of N (from 1), a partition by snapshot balanced by source size, the same in every job."),
     ("allow-partial", "flag", "With --bench-summarize: merge an incomplete or duplicated set of shards; the result is marked partial."),
@@ -130,6 +132,7 @@ class Settings:
     allow_partial: bool = False
     table_groups: tuple[str, ...] = ("all",)
     command_arms: tuple[tuple[str, Path], ...] = ()
+    trajectories: tuple[tuple[str, Path], ...] = ()
     capture: Path | None = None
     fuse: tuple[str, ...] = ()
     arm_timeout: float | None = DEFAULT_ARM_TIMEOUT
@@ -350,6 +353,7 @@ def read_settings(config: pytest.Config) -> Settings:
         allow_partial=values["allow-partial"],
         table_groups=values["table"] or ("all",),
         command_arms=tuple(values["command-arm"]),
+        trajectories=tuple(values["trajectories"]),
         capture=values["capture"],
         fuse=tuple(entry for entry, _ in values["fuse"]),
         arm_timeout=_arm_timeout(values["arm-timeout"]),

@@ -68,6 +68,8 @@ def trajectory_how(trajectory: dict[str, Any]) -> str:
     final = len(trajectory.get("final_files") or [])
     shown = f"final {trajectory['final_gold']}/{final}" if "final_gold" in trajectory else f"final {final}"
     reads = trajectory.get("read_calls", 0)
+    if reads is None:  # a replay: steps recorded elsewhere, no calls
+        return f"{shown}, {len(trajectory.get('steps') or [])} steps replayed"
     return f"{shown}, {reads} read{'s' if reads != 1 else ''}, {trajectory.get('read_tokens', 0):,} tokens"
 
 
@@ -145,6 +147,8 @@ def header_lines(bench: "BenchSession") -> list[str]:
     if shard and bench.shard_keys is not None:
         lines.append(f"retrieval-bench: shard {shard['index']}/{shard['count']}: {len(bench.shard_keys)} of {counted(snapshots, 'snapshot')} "
                      f"(partition {shard['partition_sha256'][:12]})")
+    replays = [arm for name in bench.arm_names if hasattr(arm := bench.arms[name], "log") and hasattr(arm.log, "notes")]
+    lines += [f"retrieval-bench: replay {note}" for arm in replays for note in arm.log.notes(bench.samples_by_id)]
     return lines
 
 

@@ -155,6 +155,35 @@ def test_signal_during_a_command_arm_call(run_dirs: tuple[Path, Path], tmp_path:
     assert _process_gone(int(pid)), "the arm's program outlived the run"
 
 
+HANGING_AGENT = """
+import os, subprocess, sys, time
+from pathlib import Path
+sys.stdin.readline()
+child = subprocess.Popen([sys.executable, "-c", "import os, time; os.setsid(); time.sleep(120)"])
+Path(os.environ["MARKER"] + ".part").write_text(f"{os.getpid()} {child.pid}")
+os.replace(os.environ["MARKER"] + ".part", os.environ["MARKER"])
+time.sleep(120)
+"""
+
+
+@BOTH
+def test_signal_during_a_command_agent_item(run_dirs: tuple[Path, Path], tmp_path: Path, signum: int) -> None:
+    work, tmp = run_dirs
+    program = tmp_path / "hanging_agent.py"
+    program.write_text(HANGING_AGENT)
+    marker = tmp_path / "talking"
+    spec = {"kind": "agent", "argv": [sys.executable, str(program)], "env": {"MARKER": str(marker)}, "timeout": 100}
+    result = _signalled(_pytest(f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", f"--bench-command-arm=hanging={json.dumps(spec)}",
+                                "--bench-arms=hanging", "--bench-no-cache"), work, _environment(tmp), marker.exists, signum)
+    agent, detached = map(int, marker.read_text().split())
+    assert result.returncode == PYTEST_STATUS[signum], result.stderr
+    assert _left(tmp) == []
+    deadline = time.monotonic() + 10  # SIGINT: the item's `finally` gives the agent its exit grace first
+    while not (_process_gone(agent) and _process_gone(detached)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _process_gone(agent) and _process_gone(detached), "the agent, or the process it detached, outlived the run"
+
+
 def _git_in(directory: Path) -> int | None:
     """The pid of a git process started with `-C` a path below `directory`, if one runs."""
     for entry in Path("/proc").iterdir():

@@ -35,7 +35,7 @@ from pytest_retrieval_bench.corpus.snapshot import check_relative_path
 from pytest_retrieval_bench.errors import ArmError, BenchError, InputError
 
 PLACEHOLDERS = ("query", "query_file", "k", "changed_file", "root")
-_ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")
+ARM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+-]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 INDEX_PLACEHOLDERS = ("root",)
 NO_CHANGED_FILE = "no changed_file in query"
@@ -174,7 +174,7 @@ class CommandArmSpec:
         def bad(field_name: str | None, message: str) -> InputError:
             return InputError(source, message, field=field_name)
 
-        if not isinstance(name, str) or not _ARM_NAME.match(name):
+        if not isinstance(name, str) or not ARM_NAME.match(name):
             raise bad(None, f"arm name {name!r} must start with a letter or digit and hold only letters, digits and . _ : + -")
         if not isinstance(table, Mapping):
             raise bad(None, "an arm is a table of fields")
@@ -380,7 +380,20 @@ def _toml_loads(pyproject: Path) -> Any:
         raise InputError(str(pyproject), f"not valid TOML: {error}") from None
 
 
-def load_command_arms(pyproject: Path) -> list[CommandArm]:
+def declared_arm(name: str, table: Any, source: str, base_dir: Path | None) -> Any:
+    """A declared table as the arm it declares: a command agent with `kind = "agent"`, else a
+    command arm (`kind = "ranking"` may be written out)."""
+    from pytest_retrieval_bench.arms.agents.command_agent import CommandAgentArm, CommandAgentSpec, check_kind, is_agent_table  # it builds on this module
+
+    check_kind(table, source)
+    if is_agent_table(table):
+        return CommandAgentArm(CommandAgentSpec.from_mapping(name, table, source, base_dir))
+    if isinstance(table, Mapping):
+        table = {key: value for key, value in table.items() if key != "kind"}
+    return CommandArm(CommandArmSpec.from_mapping(name, table, source, base_dir))
+
+
+def load_command_arms(pyproject: Path) -> list[Any]:
     """The arms declared as `[tool.retrieval-bench.arms.NAME]` tables, in file order ([] if none)."""
     pyproject = Path(pyproject)
     if not pyproject.is_file() or b"retrieval-bench" not in pyproject.read_bytes():
@@ -391,11 +404,10 @@ def load_command_arms(pyproject: Path) -> list[CommandArm]:
     arms = section
     if not isinstance(arms, dict):
         raise InputError(str(pyproject), "[tool.retrieval-bench.arms] must be a table of arm tables")
-    return [CommandArm(CommandArmSpec.from_mapping(name, table, f"{pyproject} [tool.retrieval-bench.arms.{name}]", pyproject.parent))
-            for name, table in arms.items()]
+    return [declared_arm(name, table, f"{pyproject} [tool.retrieval-bench.arms.{name}]", pyproject.parent) for name, table in arms.items()]
 
 
-def parse_command_arm_option(text: str, base_dir: Path | None = None) -> CommandArm:
+def parse_command_arm_option(text: str, base_dir: Path | None = None) -> Any:
     """`--bench-command-arm NAME=JSON`: the same fields as the TOML table, as one JSON object."""
     name, separator, payload = text.partition("=")
     source = f"--bench-command-arm {name.strip() or repr(text)}"
@@ -405,4 +417,4 @@ def parse_command_arm_option(text: str, base_dir: Path | None = None) -> Command
         table = orjson.loads(payload)
     except orjson.JSONDecodeError as error:
         raise InputError(source, f"malformed JSON: {error}") from None
-    return CommandArm(CommandArmSpec.from_mapping(name.strip(), table, source, base_dir or Path.cwd()))
+    return declared_arm(name.strip(), table, source, base_dir or Path.cwd())

@@ -27,9 +27,9 @@ class ArmTimedOut(BaseException):
 
 
 def arm_time_limit(arm: Any, run_default: float | None) -> tuple[float | None, str]:
-    """The limit for one call of `arm` and where it comes from; none for a command arm (it kills its
-    program at its own timeout)."""
-    if hasattr(arm, "descriptor"):
+    """The limit for one call of `arm` and where it comes from; none for a command arm or agent (it
+    kills its program at its own timeout)."""
+    if hasattr(arm, "descriptor") or getattr(arm, "ends_own_program", False):
         return None, ""
     own = checked_timeout(getattr(arm, "timeout", None), getattr(arm, "name", "?"))
     return (own, "the arm's own timeout") if own is not None else (run_default, "--bench-arm-timeout")

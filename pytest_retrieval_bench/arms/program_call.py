@@ -46,7 +46,7 @@ class Invocation:
         return [line.rstrip() for line in text.splitlines() if line.strip()][:STDERR_LINES]
 
 
-class _Reader(threading.Thread):
+class PipeReader(threading.Thread):
     """Drains one pipe, keeping at most `limit` bytes (so the child never blocks).
 
     With `stop_at_limit`, reading ends at the first byte past the limit and `on_overflow` is
@@ -109,8 +109,8 @@ def run_program(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout:
         invocation.start_error = f"cannot run {argv[0]!r}: {error.strerror or error}"
         return invocation
     assert process.stdout is not None and process.stderr is not None
-    stdout = _Reader(process.stdout, stdout_limit, stop_at_limit=True, on_overflow=lambda: _end_call(process, marker))
-    readers = [stdout, _Reader(process.stderr, stderr_limit)]
+    stdout = PipeReader(process.stdout, stdout_limit, stop_at_limit=True, on_overflow=lambda: end_call(process, marker))
+    readers = [stdout, PipeReader(process.stderr, stderr_limit)]
     for reader in readers:
         reader.start()
     try:
@@ -118,12 +118,12 @@ def run_program(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout:
             process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             invocation.timed_out = not stdout.overflowed
-        _end_call(process, marker)  # the call is over: what it started ends with it
+        end_call(process, marker)  # the call is over: what it started ends with it
         process.wait()
         for reader in readers:  # what the pipes hold, briefly: a holder nobody could end cannot stall the call
             reader.join(_DRAIN_GRACE)
     finally:  # also on Ctrl-C: what the call started ends with it
-        _end_call(process, marker)
+        end_call(process, marker)
         leftovers.child_done(process)
     invocation.returncode = process.returncode
     invocation.stdout_overflow = stdout.overflowed
@@ -132,7 +132,7 @@ def run_program(argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout:
     return invocation
 
 
-def _end_call(process: subprocess.Popen[bytes], marker: str) -> None:
+def end_call(process: subprocess.Popen[bytes], marker: str) -> None:
     if os.name == "posix":
         kill_group(process.pid)
     elif process.poll() is None:

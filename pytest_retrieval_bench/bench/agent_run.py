@@ -110,6 +110,7 @@ def run_agent_item(sample: Sample, arm: AgentArm, request: Request, snapshot: Sn
     error: str | None = None
     act = act or (lambda env: arm.run(request, env))
     episode: Episode | None = None
+    kept: Episode | None = None  # the episode up to a failure, when the agent's run says it
     started = time.perf_counter()
     try:
         with time_limit(arm_timeout, f"arm {arm.name}", timeout_source):
@@ -121,12 +122,13 @@ def run_agent_item(sample: Sample, arm: AgentArm, request: Request, snapshot: Sn
     except SnapshotError as exc:
         error = f"snapshot error: {exc}"
     except (Exception, SystemExit, GeneratorExit) as exc:  # as in `run_item`: recorded, never an abstention
+        kept = getattr(exc, "episode", None)
         error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, ArmError) else str(exc)
         if raised is not None and not isinstance(exc, ArmError):
             raised.append(exc)
     record["wall_ms"] = round((time.perf_counter() - started) * 1000.0, 3)
     if error is not None or episode is None:
-        episode = env.finish()  # the calls made before the failure
+        episode = kept if isinstance(kept, Episode) else env.finish()  # the calls made before the failure
     answer = None if error else answer_of(sample, episode)
     scored = score(sample, answer, error, limit, snapshot.read_text, snapshot.token_counts())
     return {**record, **scored, "trajectory": trajectory_record(sample, episode, error)}

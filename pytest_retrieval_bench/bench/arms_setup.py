@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from pytest_retrieval_bench.arms.base import Arm
+from pytest_retrieval_bench.arms.base import Arm, checked_arm_name
 from pytest_retrieval_bench.arms.agents.python_agent import as_agent
+from pytest_retrieval_bench.arms.agents.replay import ReplayArm, parse_trajectories_option
 from pytest_retrieval_bench.arms.discovery import available_arms, refuse_alias_name
 from pytest_retrieval_bench.arms.embedding import EmbeddingArm, named_embedding_arms
 from pytest_retrieval_bench.arms.fixture_arms import FixtureArm, find_fixture_arms
@@ -40,6 +41,15 @@ def configured_arms(config: pytest.Config, settings: Settings) -> dict[str, Arm]
         if arm.name in arms or (base != arm.name and base in arms):
             raise BenchError(f"fixture arm {base!r} has the name of an arm defined elsewhere")
         arms[arm.name] = arm  # type: ignore[assignment]
+    for entry, base in settings.trajectories:  # one arm per NAME, its files read in order
+        name = entry.partition("=")[0].strip()
+        held = arms.get(name)
+        if held is not None and not isinstance(held, ReplayArm):
+            raise BenchError(f"--bench-trajectories {name}: arm {name!r} is defined elsewhere; give the replay another name")
+        if held is None:
+            checked_arm_name(name, f"--bench-trajectories {entry}")
+            refuse_alias_name(name, f"--bench-trajectories {name}")
+        arms[name] = ReplayArm(parse_trajectories_option([entry], base, held.log if held is not None else None))  # type: ignore[assignment,union-attr]
     reserved = {**variant_aliases(arms), **ALIASES}
     for fusion in declare_fusions(settings.fuse, arms, lambda arm: arm_identity(arm, TOKENIZER_VERSION), reserved=reserved):
         arms[fusion.name] = fusion  # type: ignore[assignment]

@@ -43,6 +43,7 @@ from pytest_retrieval_bench.history.provenance import commit_info, machine_info
 from pytest_retrieval_bench.bench.samples_setup import apply_max_samples, check_corpus_levels, check_filters, load_all
 from pytest_retrieval_bench.bench.run import failed_record, make_request, run_item
 from pytest_retrieval_bench.bench.agent_run import AgentItems
+from pytest_retrieval_bench.arms.agents.replay import ReplayArm
 from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
 from pytest_retrieval_bench.bench.snapshot_sources import require_snapshot_source, snapshot_resolver
 from pytest_retrieval_bench.bench.unknown_arms import node_id_arm_message, unknown_arm_message
@@ -65,7 +66,7 @@ class BenchSession:
         try:
             variants = variant_aliases(self.arms)
             self.arm_names = select_arms(settings.arms or BUILTIN_ARMS, self.arms, extra_aliases=variants)
-            self.arm_names += [name for name, arm in self.arms.items() if isinstance(arm, FusionArm) and name not in self.arm_names]
+            self.arm_names += [name for name, arm in self.arms.items() if isinstance(arm, (FusionArm, ReplayArm)) and name not in self.arm_names]
             self.fusions: dict[str, FusionArm] = {name: self.arms[name] for name in self.arm_names if isinstance(self.arms[name], FusionArm)}  # type: ignore[misc]
             self.baselines = select_arms(settings.baseline_arms, self.arms, "--bench-baseline-arms", variants) if settings.baseline_arms else list(REFERENCE_ARMS)
         except BenchError as error:

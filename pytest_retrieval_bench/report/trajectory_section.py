@@ -11,7 +11,7 @@ agent arm have no such section.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any, Iterable, Mapping
 
 from pytest_retrieval_bench.scoring import stats
@@ -72,7 +72,7 @@ def arm_section(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> dic
     no_gold = [record for _, record in pairs if "detail" not in record["trajectory"]]
     hits = sum(1 for row in rows if set(row["closed_tool"].get("final_files") or []) & set(row["gold_files"]))
     interval = stats.wilson_interval(hits, len(rows))
-    return {
+    section = {
         "budget": pairs[0][1]["trajectory"].get("budgets"),
         "evaluated": len(rows),
         "errors": sum(1 for _, record in pairs if record.get("error")),
@@ -82,6 +82,14 @@ def arm_section(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> dic
         "final_any_gold": {"hits": hits, "n": len(rows), "rate": hits / len(rows) if rows else None,
                            "wilson95": list(interval) if interval is not None else None},
     }
+    if rows and all(row["closed_tool"].get("policy") == "replay" for row in rows):
+        del section["closed_tool_metrics"]  # a replay records steps, not calls: the bench's eval-trajectories has no such figures
+    protocols = [record["trajectory"]["protocol"] for _, record in pairs if isinstance(record["trajectory"].get("protocol"), dict)]
+    if protocols:  # a command agent's line protocol, counted as the bench counts its Codex policy's violations
+        section["protocol"] = {"violation_samples": sum(1 for protocol in protocols if protocol.get("violations")),
+                               "invalid_actions": sum(int(protocol.get("invalid_actions") or 0) for protocol in protocols),
+                               "ended": dict(sorted(Counter(str(protocol.get("ended")) for protocol in protocols).items()))}
+    return section
 
 
 def trajectory_section(details: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

@@ -212,7 +212,7 @@ class ClosedToolEnvironment:
     def done(self) -> bool:
         return self.submitted is not None
 
-    def finish(self, extra: dict[str, Any] | None = None) -> Episode:
+    def finish(self, extra: dict[str, Any] | None = None, protocol: dict[str, Any] | None = None) -> Episode:
         """The item's episode. Without usable final files (never submitted, or nothing usable
         submitted) the first `final_k` files read are final, as the bench falls back."""
         fallback = not self.final_files
@@ -225,7 +225,7 @@ class ClosedToolEnvironment:
         steps = self.steps or [context_step(index, "submit", path, final=True) for index, path in enumerate(self.final_files, start=1)]
         return Episode(budgets=self.budgets, calls=self.calls, steps=steps, final_files=list(self.final_files), submitted_files=self.submitted,
                        fallback=fallback, tool_calls=self.tool_calls, grep_calls=self.grep_calls, read_calls=self.read_calls,
-                       read_tokens=self.read_tokens, extra=dict(extra or {}))
+                       read_tokens=self.read_tokens, extra=dict(extra or {}), protocol=protocol)
 
     # -- budgets -----------------------------------------------------------------------------------
 

@@ -139,7 +139,7 @@ class Episode:
     final files were chosen for the agent (it never submitted, or submitted nothing usable).
     """
 
-    budgets: Budgets
+    budgets: Budgets | None
     calls: list[ToolCall]
     steps: list[dict[str, Any]]
     final_files: list[str]
@@ -150,11 +150,12 @@ class Episode:
     read_calls: int
     read_tokens: int
     extra: dict[str, Any] = field(default_factory=dict)
+    protocol: dict[str, Any] | None = None  # a command agent's line protocol: how it ended, its violations
 
     def record(self) -> dict[str, Any]:
         """The episode as JSON values: what an item's record keeps of its trajectory."""
         return {
-            "budgets": self.budgets.record(),
+            "budgets": self.budgets.record() if self.budgets is not None else None,  # None: a replay, whose budgets are not recorded
             "calls": [call.record() for call in self.calls],
             "steps": [dict(step) for step in self.steps],
             "final_files": list(self.final_files),
@@ -164,4 +165,5 @@ class Episode:
             "grep_calls": self.grep_calls,
             "read_calls": self.read_calls,
             "read_tokens": self.read_tokens,
+            **({"protocol": self.protocol} if self.protocol is not None else {}),
         }
