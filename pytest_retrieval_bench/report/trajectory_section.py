@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable, Mapping
 
+from pytest_retrieval_bench.report.same_budget import same_budget_sections
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.trajectory import closed_tool_detail, summarize_closed_tool, summarize_trajectory_details
 
@@ -85,8 +86,13 @@ def arm_section(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> dic
 
 
 def trajectory_section(details: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Per agent arm: the bench's trajectory and closed-tool aggregates; empty without agent records."""
-    return {arm: arm_section(pairs) for arm, pairs in sorted(agent_records(details).items())}
+    """Per agent arm: the bench's trajectory and closed-tool aggregates; per ranking arm, the bench's
+    same-budget contrast (`same_budget.py`); empty without agent records."""
+    details = list(details)
+    agents = agent_records(details)
+    section: dict[str, Any] = {arm: arm_section(pairs) for arm, pairs in sorted(agents.items())}
+    section.update(same_budget_sections(details, agents))
+    return dict(sorted(section.items()))
 
 
 def trajectory_record_problem(record: Mapping[str, Any], entry: Mapping[str, Any], where: str) -> str | None:
