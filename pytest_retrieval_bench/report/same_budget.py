@@ -46,6 +46,7 @@ def _ranking_arms(details: list[Mapping[str, Any]], agents: Mapping[str, Any]) -
 
 
 def _contrast(details: list[Mapping[str, Any]], arm: str, labels: dict[str, dict[str, Any]], top_k: int) -> dict[str, Any]:
+    """The bench's summary of the arm's ranked context, and its detail rows (`details`)."""
     rows, missing = [], 0
     for entry in details:
         if entry["id"] not in labels:
@@ -61,16 +62,32 @@ def _contrast(details: list[Mapping[str, Any]], arm: str, labels: dict[str, dict
     found = ranked_context_as_trajectory(rows, top_k=top_k)
     skipped = dict(found["skipped"], **({"no_record": missing} if missing else {}))
     return {"top_k": top_k, "evaluated": found["evaluated"], "skipped": dict(sorted(skipped.items())), "context": found["context"],
-            "metrics": found["metrics"]}
+            "metrics": found["metrics"], "details": found["details"]}
 
 
-def same_budget_sections(details: Iterable[Mapping[str, Any]], agents: Mapping[str, list[Pair]]) -> dict[str, dict[str, Any]]:
-    """Per ranking arm, `{"same_budget": {"top_K": figures}}` for each `final_k` the agents use;
-    empty without agent records (reports without agents keep their bytes)."""
+def _contrasts(details: Iterable[Mapping[str, Any]], agents: Mapping[str, list[Pair]]) -> dict[str, dict[int, dict[str, Any]]]:
+    """Arm -> top_k -> `_contrast`, for each ranking arm and each `final_k` the agents use."""
     if not agents:
         return {}
     entries = sorted(details, key=lambda entry: entry["id"])
     budgets = sorted({final_k(record) for pairs in agents.values() for _, record in pairs})
     labels = {top_k: _labels(agents, top_k) for top_k in budgets}
-    return {arm: {"same_budget": {f"top_{top_k}": _contrast(entries, arm, labels[top_k], top_k) for top_k in budgets}}
-            for arm in _ranking_arms(entries, agents)}
+    return {arm: {top_k: _contrast(entries, arm, labels[top_k], top_k) for top_k in budgets} for arm in _ranking_arms(entries, agents)}
+
+
+def same_budget_rows(details: Iterable[Mapping[str, Any]], agents: Mapping[str, list[Pair]]) -> dict[str, tuple[int, dict[str, dict[str, Any]]]]:
+    """Per ranking arm, (top_k, sample id -> detail row) at the smallest `final_k` of the agents:
+    the per-sample figures behind the section (for an export row)."""
+    found = {}
+    for arm, by_k in _contrasts(details, agents).items():
+        top_k = min(by_k)
+        found[arm] = (top_k, {row["sample_id"]: row for row in by_k[top_k]["details"]})
+    return found
+
+
+def same_budget_sections(details: Iterable[Mapping[str, Any]], agents: Mapping[str, list[Pair]]) -> dict[str, dict[str, Any]]:
+    """Per ranking arm, `{"same_budget": {"top_K": figures}}` for each `final_k` the agents use;
+    empty without agent records (reports without agents keep their bytes)."""
+    return {arm: {"same_budget": {f"top_{top_k}": {name: value for name, value in figures.items() if name != "details"}
+                                  for top_k, figures in by_k.items()}}
+            for arm, by_k in _contrasts(details, agents).items()}

@@ -68,6 +68,16 @@ def agent_records(details: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[
     return found
 
 
+def average_final_files(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Mean final files per task type and `overall` (the V1.4 results' "Avg final")."""
+    grouped: dict[str, list[int]] = defaultdict(list)
+    for row in rows:
+        count = len(row["closed_tool"].get("final_files") or [])
+        grouped["overall"].append(count)
+        grouped[str(row.get("task_type") or "unknown")].append(count)
+    return {task: sum(counts) / len(counts) for task, counts in sorted(grouped.items())}
+
+
 def arm_section(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> dict[str, Any]:
     rows = [detail_row(entry, record) for entry, record in pairs if "detail" in record["trajectory"]]
     no_gold = [record for _, record in pairs if "detail" not in record["trajectory"]]
@@ -80,6 +90,7 @@ def arm_section(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> dic
         "no_gold": {"samples": len(no_gold), "abstentions": sum(1 for record in no_gold if record.get("abstained"))},
         "metrics": summarize_trajectory_details(rows),
         "closed_tool_metrics": summarize_closed_tool(rows),
+        "average_final_files": average_final_files(rows),
         "final_any_gold": {"hits": hits, "n": len(rows), "rate": hits / len(rows) if rows else None,
                            "wilson95": list(interval) if interval is not None else None},
     }
