@@ -104,7 +104,7 @@ def _html(args: argparse.Namespace) -> int:
 
     try:
         check_outputs([("--output", args.output)], [("report", args.report)], [])
-        report = read_report(args.report, sections=("summary", "paired", "latency", "baseline"))
+        report = read_report(args.report, sections=("summary", "paired", "latency", "baseline", "trajectory"))
         write_atomically(args.output, render_html(report).encode("utf-8"))
     except BenchError as error:
         print(printable(f"retrieval-bench: error: {error}"), file=sys.stderr)
