@@ -1,11 +1,13 @@
-"""Record the bench's same-budget contrast for the bundled release's reference rankers.
+"""Record the bench's same-budget contrast and budget curve on the bundled release.
 
 Runs the Agent Retrieval Bench's `evaluate_lexical_baseline` and `evaluate_bm25_baseline` (the
 rankers the plugin's `arb-lexical` and `arb-bm25` arms reproduce) on the bundled release, then its
 `evaluate_ranked_context_as_trajectory` at `top_k` 3 on their detail rows twice: as the bench wrote
 them (`as_bench`: given files kept, the bench's baselines never remove them) and with the bench's
 `given_files(sample)` removed from each row's `top_files` (`given_removed`: the ranking the plugin
-scores, given files never counting). See tests/fixtures/arb_closed_tool/README.md.
+scores, given files never counting). Also runs `evaluate_closed_tool_grep` at the default budgets and
+`report_closed_tool_budget_curve` on its details at budgets 2 to 16 (`budget_curve.json`). See
+tests/fixtures/arb_closed_tool/README.md.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from make_closed_tool_fixture import CORPUS, ROOT, SAMPLES, write
 from make_embedding_fixture import plain_release
 
 TOP_K = 3
+CURVE_BUDGETS = (2, 4, 6, 8, 10, 12, 14, 16)
+"""The bench's default curve (2, 4, 6, 8) and beyond: its scripted policy reads nothing in its first 8 calls."""
 
 
 def _contrast(baseline: Path, scratch: Path, name: str) -> dict[str, Any]:
@@ -57,6 +61,17 @@ def same_budget_runs(release: Path, scratch: Path) -> dict[str, Any]:
     return runs
 
 
+def budget_curve_rows(release: Path, scratch: Path) -> list[dict[str, Any]]:
+    from agent_retrieval_bench.closed_tool_eval import evaluate_closed_tool_grep, report_closed_tool_budget_curve
+
+    details = scratch / "closed_tool.details.jsonl"
+    evaluate_closed_tool_grep(sample_paths=[release / SAMPLES], corpus_dir=release / CORPUS, out_path=scratch / "closed_tool.json",
+                              details_path=details, markdown_out_path=scratch / "closed_tool.md", force=True)
+    curve = report_closed_tool_budget_curve(details_path=details, out_path=scratch / "curve.json", markdown_out_path=scratch / "curve.md",
+                                            budgets=CURVE_BUDGETS)
+    return [{key: row[key] for key in ("budget", "evaluated", "metrics", "closed_tool_metrics")} for row in curve["rows"]]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bench-src", type=Path, required=True)
@@ -68,9 +83,12 @@ def main() -> None:
         scratch = Path(scratch_name)
         release = plain_release(scratch)
         os.chdir(release)  # the manifest's chunks_path is relative to the release root, and the bench opens it as given
-        document = {"generated_by": "benchmarks/make_same_budget_fixture.py", "upstream_commit": commit, "runs": same_budget_runs(release, scratch)}
+        header = {"generated_by": "benchmarks/make_same_budget_fixture.py", "upstream_commit": commit}
+        document = {**header, "runs": same_budget_runs(release, scratch)}
+        curve = {**header, "rows": budget_curve_rows(release, scratch)}
         os.chdir(ROOT)
     write(args.out, document)
+    write(args.out.with_name("budget_curve.json"), curve)
     print(f"written to {args.out}")
 
 

@@ -2,7 +2,8 @@
 `evaluate_ranked_context_as_trajectory` on the bundled release (`tests/fixtures/arb_closed_tool/
 same_budget.json`): the plugin's `arb-lexical` and `arb-bm25` records, run in this process next to
 the built-in agent, give the bench's figures for the rankings with given files removed; where the
-bench kept a given file in its top three, and only there, its own rows differ."""
+bench kept a given file in its top three, and only there, its own rows differ. The agent's budget
+curve is the bench's `report_closed_tool_budget_curve` (`budget_curve.json`)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import build_report, canonical_json, rounded
 from pytest_retrieval_bench.report.merge import read_report
 from pytest_retrieval_bench.report.same_budget import same_budget_sections
+from pytest_retrieval_bench.report.trajectory_section import detail_row
 from pytest_retrieval_bench.samples.load import load_samples
+from pytest_retrieval_bench.scoring.trajectory_budget import budget_curve
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = ROOT / "testdata" / "release"
@@ -97,3 +100,16 @@ def test_an_edited_contrast_figure_is_refused(report: dict[str, Any], tmp_path: 
     (tmp_path / "r.json").write_bytes(canonical_json(edited))
     with pytest.raises(BenchError, match=r"\$\.trajectory\['arb-bm25'\]\['same_budget'\]\['top_3'\]\['metrics'\]\['overall'\]\['final_file_f1'\]"):
         read_report(tmp_path / "r.json", sections=("trajectory",))
+
+
+CURVE = json.loads((ROOT / "tests" / "fixtures" / "arb_closed_tool" / "budget_curve.json").read_text(encoding="utf-8"))["rows"]
+
+
+def test_the_budget_curve_is_the_bench_s(report: dict[str, Any]) -> None:
+    rows = [detail_row(entry, entry["arms"][AGENT]) for entry in sorted(report["details"], key=lambda entry: entry["id"])
+            if AGENT in entry["arms"] and "detail" in entry["arms"][AGENT]["trajectory"]]
+    # 2 to 16: the bench's scripted agent reads from its 10th call; means summed in sample-id order, the bench's in file order
+    assert rounded(budget_curve(rows, [row["budget"] for row in CURVE])) == rounded(CURVE)
+    assert rounded(report["trajectory"][AGENT]["budget_curve"]) == rounded(CURVE[:4])  # the bench's default budgets 2, 4, 6, 8
+    with pytest.raises(ValueError, match="positive budget"):
+        budget_curve(rows, [0])

@@ -55,6 +55,9 @@ def test_the_leaderboard_prints_the_trajectory_tables_in_the_bench_s_layout(writ
         assert sorted(tasks) == sorted(task for task in expected["metrics"] if task != "overall")
         assert row == ["3.00", f"{expected['metrics']['overall']['final_file_f1']:.4f}",
                        *(f"{expected['metrics'][task]['final_file_f1']:.4f}" for task in tasks), "-"]
+    curve = section[AGENT]["budget_curve"][-1]
+    assert next(line for line in out.splitlines() if line.split()[:2] == [AGENT, "8"]).split()[2:5] == [
+        str(curve["evaluated"]), f"{curve['metrics']['overall']['final_file_f1']:.4f}", f"{curve['metrics']['overall']['final_file_recall']:.4f}"]
     markdown = (tmp_path / "board.md").read_text(encoding="utf-8")
     assert "## Same-budget final-context contrast" in markdown
     assert "| Method | Avg final files | Overall F1 |" in markdown and f"| {RANKERS[0]}@3 final context | 3.00 |" in markdown

@@ -4,7 +4,7 @@ Built from the details alone (so a run, a merge of its shards and a reader's che
 alike): each agent record's closed-tool detail row is recomputed exactly from what the record holds
 (its steps, the gold and label fields of its detail, its closed-tool fields), then aggregated with
 the bench's `summarize_trajectory_details` and `summarize_closed_tool` (macro means per task type
-and overall) and a Wilson interval on final-any-gold. Samples without gold are not in the bench's
+and overall) a Wilson interval on final-any-gold, and the bench's budget curve (`scoring/trajectory_budget.py`). Samples without gold are not in the bench's
 figures (it skips them); the section counts them and their abstentions apart. Reports without an
 agent arm have no such section.
 """
@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping
 
 from pytest_retrieval_bench.report.same_budget import same_budget_sections
 from pytest_retrieval_bench.scoring import stats
+from pytest_retrieval_bench.scoring.trajectory_budget import budget_curve
 from pytest_retrieval_bench.scoring.trajectory import closed_tool_detail, summarize_closed_tool, summarize_trajectory_details
 
 _DETAIL_FIELDS = ("gold_files", "supporting_context_files", "gold_spans", "gold_blocks", "closed_tool", "metrics")
@@ -91,6 +92,7 @@ def arm_section(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> dic
         "metrics": summarize_trajectory_details(rows),
         "closed_tool_metrics": summarize_closed_tool(rows),
         "average_final_files": average_final_files(rows),
+        "budget_curve": budget_curve(rows),
         "final_any_gold": {"hits": hits, "n": len(rows), "rate": hits / len(rows) if rows else None,
                            "wilson95": list(interval) if interval is not None else None},
     }

@@ -1,10 +1,11 @@
 """The report's `trajectory` section as the bench's V1.4 trajectory results lay it out
 (`docs/v1_4_trajectory_results.md` of the Agent Retrieval Bench), for the leaderboard and the page.
 
-Two tables, the bench's columns and decimals: the trajectory track (per task, then agent: final
+Three tables, the bench's columns and decimals: the trajectory track (per task, then agent: final
 file recall, precision and F1, line F1, redundancy, mean reads and final files), and the same-budget
 final-context contrast (each ranking arm's top `final_k` files scored as a trajectory, beside each
-agent: mean final files, final file F1 overall and per task, line F1 overall). `-` where the
+agent: mean final files, final file F1 overall and per task, line F1 overall), and the budget curve
+(its `report_closed_tool_budget_curve` overall table, per agent). `-` where the
 section has no such figure (line F1 needs gold spans).
 """
 
@@ -64,6 +65,24 @@ def contrast_table(section: dict[str, Any]) -> Titled:
     return "Same-budget final-context contrast", headers, rows
 
 
+CURVE_HEADERS = ["Run", "Tool budget", "n", "Prefix File F1", "Prefix Recall", "Prefix Precision", "Any-gold read", "Tool calls",
+                 "Grep calls", "Read calls", "Read tokens"]
+
+
+def curve_table(section: dict[str, Any]) -> Titled:
+    """The bench's budget curve (overall), per agent: the files read within the first B calls."""
+    rows = []
+    for arm in agents_and_rankers(section)[0]:
+        for point in section[arm].get("budget_curve") or []:
+            metrics, cost = point["metrics"].get("overall") or {}, point["closed_tool_metrics"].get("overall") or {}
+            rows.append([arm, str(point["budget"]), str(metrics.get("samples", 0)),
+                         *(_decimals(metrics.get(name, 0.0), 4) for name in ("final_file_f1", "final_file_recall", "final_file_precision")),
+                         _decimals(cost.get("any_gold_rate", 0.0), 4),
+                         *(_decimals(cost.get(name, 0.0), 2) for name in ("mean_tool_calls", "mean_grep_calls", "mean_read_calls")),
+                         _decimals(cost.get("mean_read_tokens", 0.0), 1)])
+    return "Budget curve (overall)", CURVE_HEADERS, rows
+
+
 def trajectory_tables(report: dict[str, Any]) -> list[Titled]:
     """The two tables, or none for a report without a trajectory section."""
     section = report.get("trajectory") or {}
@@ -72,13 +91,18 @@ def trajectory_tables(report: dict[str, Any]) -> list[Titled]:
     tables = [track_table(section)]
     if agents_and_rankers(section)[1]:
         tables.append(contrast_table(section))
+    curve = curve_table(section)
+    if curve[2]:
+        tables.append(curve)
     return tables
 
 
 NOTES = ["File R/P/F1 are the final context's file recall, precision and F1 (the bench's `final_file_*`), macro means per task; "
          "Line F1 = line_f1@trajectory (- without gold spans); Avg reads = read calls, Avg final = final files, per sample",
          "same-budget contrast: a ranking arm's first final_k files (given files removed) scored as a trajectory, on the samples the "
-         "agents were scored on (the bench's evaluate_ranked_context_as_trajectory)"]
+         "agents were scored on (the bench's evaluate_ranked_context_as_trajectory)",
+         "budget curve: each trajectory cut after its first B tool calls, the files read by then scored as final context (a post-hoc "
+         "prefix, not a rerun under a smaller budget; the bench's report_closed_tool_budget_curve)"]
 
 
 def trajectory_text(report: dict[str, Any]) -> str:
