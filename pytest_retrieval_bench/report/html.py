@@ -40,7 +40,8 @@ def _header(report: dict[str, Any], arms: Sequence[str]) -> str:
              f"{len(report.get('details', []))} samples", f"{len(arms)} arms"]
     if "merged_from" in registration:
         facts.append(f"merged from {len(registration['merged_from'])} reports")
-    links = [("summary", "Per arm"), *([("trajectory", "Trajectory")] if report.get("trajectory") else []), ("paired", "Paired"), ("baseline", "Baseline"), ("latency", "Latency"),
+    trajectory = [("trajectory", "Trajectory")] if report.get("trajectory") else []  # agent runs only: other pages keep their bytes
+    links = [("summary", "Per arm"), *trajectory, ("paired", "Paired"), ("baseline", "Baseline"), ("latency", "Latency"),
              ("ranks", "Ranks"), ("samples", "Samples"), ("registration", "Registration")]
     nav = " ".join(f'<a href="#{anchor}">{text}</a>' for anchor, text in links if anchor != "baseline" or report.get("baseline"))
     return f'<header><h1>Retrieval bench report</h1><p class="meta">{" · ".join(facts)}</p><nav>{nav}</nav></header>'

@@ -4,9 +4,10 @@ Built from the details alone (so a run, a merge of its shards and a reader's che
 alike): each agent record's closed-tool detail row is recomputed exactly from what the record holds
 (its steps, the gold and label fields of its detail, its closed-tool fields), then aggregated with
 the bench's `summarize_trajectory_details` and `summarize_closed_tool` (macro means per task type
-and overall) a Wilson interval on final-any-gold, and the bench's budget curve (`scoring/trajectory_budget.py`). Samples without gold are not in the bench's
-figures (it skips them); the section counts them and their abstentions apart. Reports without an
-agent arm have no such section.
+and overall), with a Wilson interval on final-any-gold, the mean final files and the bench's budget
+curve (`scoring/trajectory_budget.py`). Samples without gold are not in the bench's figures (it
+skips them); the section counts them and their abstentions apart. Ranking arms of the run get the
+bench's same-budget contrast (`same_budget.py`). Reports without an agent arm have no such section.
 """
 
 from __future__ import annotations
