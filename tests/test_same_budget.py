@@ -24,7 +24,7 @@ from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import build_report, canonical_json, rounded
-from pytest_retrieval_bench.report.merge import read_report
+from pytest_retrieval_bench.report.merge import merge_reports, read_report
 from pytest_retrieval_bench.report.same_budget import same_budget_sections
 from pytest_retrieval_bench.report.trajectory_section import detail_row
 from pytest_retrieval_bench.samples.load import load_samples
@@ -113,3 +113,17 @@ def test_the_budget_curve_is_the_bench_s(report: dict[str, Any]) -> None:
     assert rounded(report["trajectory"][AGENT]["budget_curve"]) == rounded(CURVE[:4])  # the bench's default budgets 2, 4, 6, 8
     with pytest.raises(ValueError, match="positive budget"):
         budget_curve(rows, [0])
+
+
+def test_a_merge_of_two_parts_rebuilds_the_contrast(run: tuple[list[Any], list[dict[str, Any]]], report: dict[str, Any], tmp_path: Path) -> None:
+    samples, records = run
+    half = set(sorted(sample.id for sample in samples)[: len(samples) // 2])
+    parts = []
+    for name, keep in (("a", lambda sample_id: sample_id in half), ("b", lambda sample_id: sample_id not in half)):
+        part = build_report(registration=registration([AGENT, *RANKERS]), samples=[s for s in samples if keep(s.id)],
+                            records=[r for r in records if keep(r["sample_id"])], baselines=[], limit=20, with_folds=False)
+        assert part["trajectory"]["arb-bm25"]["same_budget"]["top_3"]["evaluated"] < 28
+        parts.append(tmp_path / f"{name}.json")
+        parts[-1].write_bytes(canonical_json(part))
+    merged = merge_reports(parts, known_arms=[AGENT, *RANKERS], baselines=[])
+    assert rounded(merged["trajectory"]) == json.loads(canonical_json(report))["trajectory"]
