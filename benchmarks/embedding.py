@@ -10,9 +10,10 @@ is wrapped to add up the seconds spent in its own `encode`.
 
 Printed, all measured in this run (ratios, not targets asserted):
 
-- parity: for every sample both sides ranked, whether the plugin's ranking is the bench's `top_files`
-  (given files removed, as the plugin scores) and, for samples without given files, whether recall@5/10/20,
-  precision@5/10/20 and MRR (when the first gold file is in the top k) are the bench's;
+- parity: for every sample the bench ranked, whether the plugin's ranking is the bench's `top_files`
+  (given files removed, as the plugin scores; `release_runs.same_top`) and, for samples without given
+  files, whether recall@5/10/20, precision@5/10/20 and MRR (when the first gold file is in the top k)
+  are the bench's; a plugin record that is an error, or none at all, counts as a disagreement;
 - cold: the plugin's wall time (a new vector cache) against the bench's (a new vector cache and
   shared text cache, as `arb eval-embedding --version` runs, or with `--bench-cache none` no cache),
   and the plugin's time over the embedder's own encode time in that run. The plugin encodes as the
@@ -44,6 +45,7 @@ import pytest
 from pytest_retrieval_bench import embedding_arm
 from pytest_retrieval_bench.arms.embedders import EmbedOptions, load_model
 from pytest_retrieval_bench.arms.embedding import EmbeddingArm, chunk_text
+from release_runs import same_top
 
 
 class TimedEmbedder:
@@ -91,16 +93,18 @@ def records(report: Path, arm: str) -> dict[str, dict[str, Any]]:
 
 
 def parity(found: dict[str, dict[str, Any]], details: list[dict[str, Any]]) -> tuple[int, int, int, int]:
-    """(rankings equal, rankings compared, samples whose metrics are all equal, samples compared)."""
+    """(rankings equal, rankings compared, samples whose metrics are all equal, samples compared), over every
+    sample the bench ranked: a plugin record that is an error, or no plugin record, is a disagreement in both
+    (its given files unknown when there is no record, it counts among the metric comparisons too)."""
     same = compared = metric_same = metric_compared = 0
     for detail in details:
         record = found.get(detail["sample_id"])
+        compared += 1
         if record is None or record["error"]:
+            metric_compared += record is None or not record["given"]
             continue
         given = set(record["given"])
-        top = [path for path in detail["top_files"] if path not in given]
-        compared += 1
-        same += record["ranking"][:len(top)] == top
+        same += same_top(detail["top_files"], record["ranking"], given)
         if given:
             continue
         metric_compared += 1

@@ -33,8 +33,11 @@ ranker (the plugin's CPU per item for every ranker, as one run builds and ranks 
 the bench's three commands' CPU against the cold run's, wall likewise; cold/floor; cold/warm;
 start-up, cold and warm beyond it, and cold/start-up (the most cold/warm can be, as a warm run
 pays the start-up too); the cold run's peak RSS against 3x the largest snapshot's file-row text plus 150 MB. As a
-side figure, how many of each bench command's top-20 lists equal the plugin's ranking (the
-bench's RepoMap depends on the string-hash seed, see benchmarks/repomap.py). It asserts nothing.
+side figure, how many of each bench command's top-20 lists equal the plugin's ranking (the files
+the plugin removes as given taken out of the bench's list, the whole top 20 compared), how many
+differ, and how many have a plugin record that is an error or no record at all (both
+disagreements); the bench's RepoMap depends on the string-hash seed, see benchmarks/repomap.py.
+It asserts nothing.
 """
 
 from __future__ import annotations
@@ -48,8 +51,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from release_runs import (TOP, MB, Child, parsed_arguments, evaluator_corpus, fastest, iter_raw_lines, plugin_corpus, rankings, ratio, run_child, select_samples,
-                     top_agreement)
+from release_runs import (TOP, MB, Agreement, Child, parsed_arguments, evaluator_corpus, fastest, iter_raw_lines, plugin_corpus, plugin_records, ratio, run_child,
+                          select_samples, top_agreement)
 
 ARMS = ("arb-lexical", "arb-bm25", "arb-repomap")
 BENCH_COMMANDS = {  # the plugin arm -> the bench's command for the same ranker
@@ -142,10 +145,10 @@ def main(argv: list[str] | None = None) -> int:
         bench = {arm: fastest(runs) for arm, runs in theirs.items()}
         cold_round = colds.index(min(colds, key=lambda child: child.cpu))
         report = json.loads((work / f"cold-{cold_round}.json").read_text())
-        ours = rankings(report)
+        ours = plugin_records(report)
         items = sum(1 for key in ours if key[1] in ARMS)
         evaluated: dict[str, int] = {}
-        agree: dict[str, tuple[int, int]] = {}
+        agree: dict[str, Agreement] = {}
         for arm in ARMS:
             round_number = theirs[arm].index(min(theirs[arm], key=lambda child: child.cpu))
             details = detail_lines(work / f"bench-{arm}-{round_number}-details.jsonl")
@@ -170,10 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     print("\n== the bench's commands (whole processes, start-up and imports included, as the plugin's)")
     for arm, child in bench.items():
         per_theirs = child.cpu / max(1, evaluated[arm])
-        same, compared = agree[arm]
         print(f"{' '.join(BENCH_COMMANDS[arm]):<44} cpu {child.cpu:7.2f} s   wall {child.wall:7.2f} s   peak RSS {child.rss_mb:5.0f} MB   "
               f"arm-samples {evaluated[arm]}   cpu per arm-sample {per_theirs * 1000:.1f} ms = {ratio(per_theirs, per_item)} the plugin's   "
-              f"top {TOP} equal to {arm}'s: {same}/{compared}")
+              f"top {TOP} equal to {arm}'s: {agree[arm]}")
     per_bench = bench_cpu / max(1, bench_items)
     print(f"{'all three':<44} cpu {bench_cpu:7.2f} s   wall {bench_wall:7.2f} s   arm-samples {bench_items}   "
           f"cpu per arm-sample {per_bench * 1000:.1f} ms")

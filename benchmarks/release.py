@@ -25,15 +25,19 @@ and Linux's ru_maxrss of a child is never below its parent's RSS at the fork).
    volatile fields (every `wall_ms` and the `latency` section, as the tests compare them);
 3. the bench's evaluator (`agent_retrieval_bench.cli eval-selective-baseline`, `--ranker
    lexical` and `--ranker bm25`, one process each, with `src/` of `--bench-src` first on
-   PYTHONPATH, run by `--bench-python`): CPU, and CPU per arm-sample beside the cold plugin
-   run's. Its `--corpus` is a manifest written in the temporary directory with absolute
+   PYTHONPATH, run by `--bench-python`), beside a cold plugin run of the same two rankers
+   (`--bench-arms=arb-lexical,arb-bm25`, `--bench-no-cache`): the CPU of each, evaluator/plugin
+   in total and per arm-sample. The six-arm cold run's CPU per arm-sample is printed apart and
+   is not that comparison: its start-up and reading are shared by six arms, the evaluator's by
+   two. The evaluator's `--corpus` is a manifest written in the temporary directory with absolute
    `chunks_path`s (it opens them from its working directory and reads plain JSONL only, so a
    `.zst` chunk file is decompressed there first, untimed); `--no-keep-list`, so its default
    keep list is not picked up from the working directory. It leaves out samples whose query
    leaks the fix; its own `evaluated` count is used. As a side figure, how many of its top-20
-   file lists equal the plugin's `arb-lexical` / `arb-bm25` rankings (with the files the plugin
-   removes as given, which the evaluator keeps, taken out of its list). Skipped without
-   `--bench-src`;
+   file lists equal the six-arm cold run's `arb-lexical` / `arb-bm25` rankings (the files the
+   plugin removes as given, which the evaluator keeps, taken out of its list; the whole top 20
+   compared), how many differ, and how many have a plugin record that is an error or no record
+   at all (both disagreements). Skipped without `--bench-src`;
 4. the floor, in a child process of its own so imports are not counted: read every chunk file
    once (orjson over each line); find the symbol rows whose text is a line range of their file
    row's text; tokenize every distinct text once with `bench_tokens` (file rows, and symbol rows
@@ -44,10 +48,11 @@ and Linux's ru_maxrss of a child is never below its parent's RSS at the fork).
    run's MB/s over the chunk text;
 6. the cold run's peak RSS in MB and as a multiple of the file-row text held once (UTF-8).
 
-With `--repeat N` every timed run (floor, start-up, cold, warm, each evaluator ranker) runs once
-per round, N rounds one after another, and each figure is the least CPU of its rounds: on a
-shared machine a slow spell adds time, never removes it, and with rounds it cannot fall on one
-side of a ratio only. The cache is filled once; every round's reports must agree.
+With `--repeat N` every timed run (floor, start-up, cold, warm, the two-ranker cold run, each
+evaluator ranker) runs once per round, N rounds one after another, and each figure is the least
+CPU of its rounds, its wall from that same round: on a shared machine a slow spell adds time,
+never removes it, and with rounds it cannot fall on one side of a ratio only. The cache is filled
+once; every round's reports must agree.
 
 It prints figures, a table at the end, and asserts nothing. A child that fails makes it print
 the tail of its output and exit non-zero.
@@ -64,8 +69,30 @@ from pathlib import Path
 from typing import Any
 
 
-from release_runs import (Child, EVALUATOR_RANKERS, MB, TOP, floor, parsed_arguments, differing_keys, evaluator_corpus, fastest, metrics, own_rss_mb, plugin_corpus, rankings, ratio, run_child,
-                          select_samples, top_agreement, without_volatile)
+from release_runs import (Agreement, Child, EVALUATOR_RANKERS, MB, TOP, floor, parsed_arguments, differing_keys, evaluator_corpus, fastest, metrics, own_rss_mb,
+                          plugin_corpus, plugin_records, rankings, ratio, run_child, select_samples, top_agreement, without_volatile)
+
+
+def evaluator_rows(evaluator: dict[str, Child], evaluated: dict[str, int], same_rankers: Child, same_items: int,
+                   all_arms: Child, all_items: int, arm_count: int) -> list[tuple[str, str]]:
+    """The evaluator's CPU against the plugin's over the same rankers (a cold run of those arms only, as its
+    start-up and reading are paid once per process either way), and apart, named for what it is, against
+    the cold run of every arm, whose start-up and reading `arm_count` arms share."""
+    evaluator_cpu = sum(child.cpu for child in evaluator.values())
+    evaluator_items = sum(evaluated.values())
+    per_theirs = evaluator_cpu / evaluator_items if evaluator_items else 0.0
+    per_same = same_rankers.cpu / same_items if same_items else 0.0
+    per_all = all_arms.cpu / all_items if all_items else 0.0
+    rankers = len(evaluator)
+    return [
+        (f"evaluator cpu ({' + '.join(evaluator)})", " + ".join(f"{child.cpu:.2f}" for child in evaluator.values()) + f" = {evaluator_cpu:.2f} s"),
+        ("evaluator arm-samples / cpu per arm-sample", f"{evaluator_items} / {per_theirs * 1000:.1f} ms"),
+        (f"plugin cold, same {rankers} rankers: cpu / arm-samples / per arm-sample", f"{same_rankers.cpu:.2f} s / {same_items} / {per_same * 1000:.1f} ms"),
+        (f"evaluator/plugin cpu, same {rankers} rankers", ratio(evaluator_cpu, same_rankers.cpu)),
+        (f"evaluator/plugin per arm-sample, same {rankers} rankers", ratio(per_theirs, per_same)),
+        (f"evaluator ({rankers} rankers) per arm-sample / the {arm_count}-arm cold run's",
+         f"{per_theirs * 1000:.1f} ms / {per_all * 1000:.1f} ms = {ratio(per_theirs, per_all)}"),
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         startups: list[Child] = []
         colds: list[Child] = []
         warms: list[Child] = []
+        same_rankers: list[Child] = []  # cold runs of the evaluator's two rankers only, the plugin's side of its ratio
         evaluator_runs: dict[str, list[Child]] = {ranker: [] for ranker in EVALUATOR_RANKERS} if bench_package is not None else {}
         fill: Child | None = None
         for round_number in range(args.repeat):
@@ -123,7 +151,11 @@ def main(argv: list[str] | None = None) -> int:
                 fill = run_child("fill", [*pytest, f"--bench-cache-dir={work / 'cache'}", f"--bench-report={work / 'fill.json'}"], work, ok=(0, 1))
             warms.append(run_child(f"warm-{round_number}", [*pytest, f"--bench-cache-dir={work / 'cache'}",
                                                             f"--bench-report={work / f'warm-{round_number}.json'}"], work, ok=(0, 1)))
-            # 3: the bench's evaluator
+            # 3: the bench's evaluator, and the plugin cold on the same rankers
+            if evaluator_runs:
+                same_rankers.append(run_child(f"cold-same-rankers-{round_number}", [
+                    *pytest, "--bench-no-cache", f"--bench-arms={','.join(EVALUATOR_RANKERS.values())}",
+                    f"--bench-report={work / f'cold-same-rankers-{round_number}.json'}"], work, ok=(0, 1)))
             for ranker in evaluator_runs:
                 out = work / f"arb-{ranker}"
                 evaluator_runs[ranker].append(run_child(f"arb-{ranker}-{round_number}", [
@@ -138,6 +170,13 @@ def main(argv: list[str] | None = None) -> int:
         file_mb, chunk_mb = sizes["file_text_bytes"] / MB, sizes["chunk_text_bytes"] / MB
         startup, cold, warm = fastest(startups), fastest(colds), fastest(warms)
         evaluator = {ranker: fastest(runs) for ranker, runs in evaluator_runs.items()}
+        same_cold = fastest(same_rankers) if same_rankers else None
+        same_items = 0
+        if same_cold is not None:
+            same_rankers_report = work / f"cold-same-rankers-{same_rankers.index(min(same_rankers, key=lambda child: child.cpu))}.json"
+            if not same_rankers_report.is_file():
+                raise SystemExit("the cold run of the evaluator's two rankers wrote no report")
+            same_items = sum(len(entry["arms"]) for entry in json.loads(same_rankers_report.read_text())["details"])
 
         reports = {}
         for name in ("cold", "warm"):
@@ -156,15 +195,15 @@ def main(argv: list[str] | None = None) -> int:
         cache_mb = sum(path.stat().st_size for path in (work / "cache").rglob("*") if path.is_file()) / MB
 
         evaluated: dict[str, int] = {}
-        agree: dict[str, tuple[int, int]] = {}
-        plugin_rankings = rankings(reports["cold"])
+        agree: dict[str, Agreement] = {}
+        cold_records = plugin_records(reports["cold"])
         for ranker, arm in EVALUATOR_RANKERS.items():
             if ranker not in evaluator:
                 continue
             out = work / f"arb-{ranker}"
             evaluated[ranker] = int(json.loads(Path(f"{out}-summary.json").read_text())["evaluated"])
             details = [json.loads(line) for line in Path(f"{out}-details.jsonl").read_text().splitlines()]
-            agree[ranker] = top_agreement(details, plugin_rankings, arm)
+            agree[ranker] = top_agreement(details, cold_records, arm)
 
     # ------------------------------------------------------------------ print
     print(f"\nthis process: peak RSS {own_rss_mb():.0f} MB (a lower bound of every child's ru_maxrss)")
@@ -179,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.repeat > 1:
         print(f"\n== rounds: {args.repeat}; each figure is the least CPU of its rounds (peak RSS: the most)")
-        for name, child in (("start-up", startup), ("cold", cold), ("warm", warm), *((f"evaluator {r}", c) for r, c in evaluator.items())):
+        for name, child in (("start-up", startup), ("cold", cold), ("warm", warm), *((("cold, 2 rankers", same_cold),) if same_cold else ()),
+                            *((f"evaluator {r}", c) for r, c in evaluator.items())):
             print(f"{name:<18}{', '.join(f'{cpu:.2f}' for cpu in child.all_cpu)} s cpu")
         floor_totals = [sum(run["parts"].values()) for run in floors]
         print(f"{'floor':<18}{', '.join(f'{total:.2f}' for total in floor_totals)} s cpu")
@@ -198,20 +238,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"cold == warm      report without wall_ms/latency: {same_report}{differ}; rankings identical: {same_rankings}; "
           f"metrics identical: {same_metrics}")
 
-    print("\n== 3. the bench's evaluator (eval-selective-baseline)")
+    print("\n== 3. the bench's evaluator (eval-selective-baseline; whole processes, start-up and imports included, as the plugin's)")
     per_item = cold.cpu / items if items else 0.0
-    evaluator_cpu = sum(child.cpu for child in evaluator.values())
-    evaluator_items = sum(evaluated.values())
-    if not evaluator:
+    compared_rows = evaluator_rows(evaluator, evaluated, same_cold, same_items, cold, items, len(arms)) if same_cold is not None else []
+    if same_cold is None:
         print("skipped: no --bench-src")
     else:
         for ranker, child in evaluator.items():
-            same, compared = agree[ranker]
             print(f"--ranker {ranker:<8} cpu {child.cpu:.2f} s   wall {child.wall:.2f} s   peak RSS {child.rss_mb:.0f} MB   "
-                  f"evaluated {evaluated[ranker]}   top {TOP} equal to {EVALUATOR_RANKERS[ranker]}'s: {same}/{compared}")
-        per_theirs = evaluator_cpu / evaluator_items if evaluator_items else 0.0
-        print(f"per arm-sample    evaluator {per_theirs * 1000:.1f} ms   plugin cold {per_item * 1000:.1f} ms   "
-              f"evaluator/plugin {ratio(per_theirs, per_item)}   (both whole processes, start-up and imports included)")
+                  f"evaluated {evaluated[ranker]}   top {TOP} equal to the cold run's {EVALUATOR_RANKERS[ranker]}: {agree[ranker]}")
+        print(f"plugin cold, {', '.join(EVALUATOR_RANKERS.values())} only: wall {same_cold.wall:.2f} s   peak RSS {same_cold.rss_mb:.0f} MB")
+        for name, value in compared_rows:
+            print(f"{name}: {value}")
 
     print("\n== 4. floor (own child process, imports not counted)")
     for part, seconds in parts.items():
@@ -235,15 +273,11 @@ def main(argv: list[str] | None = None) -> int:
         ("cold cpu / floor", ratio(cold.cpu, floor_cpu)),
         ("start-up cpu (--co)", f"{startup.cpu:.2f} s"),
         ("(cold - start-up) cpu / floor", ratio(cold.cpu - startup.cpu, floor_cpu)),
-        ("plugin cpu per arm-sample", f"{per_item * 1000:.1f} ms"),
+        (f"plugin cpu per arm-sample, {len(arms)}-arm cold run", f"{per_item * 1000:.1f} ms"),
     ]
-    if evaluator:
-        rows_table += [
-            ("evaluator cpu (lexical + bm25)", " + ".join(f"{child.cpu:.2f}" for child in evaluator.values()) + f" = {evaluator_cpu:.2f} s"),
-            ("evaluator arm-samples", str(evaluator_items)),
-            ("evaluator cpu per arm-sample", f"{evaluator_cpu / max(1, evaluator_items) * 1000:.1f} ms"),
-            ("evaluator/plugin per arm-sample", ratio(evaluator_cpu / max(1, evaluator_items), per_item)),
-        ]
+    if same_cold is not None:
+        rows_table += [*compared_rows, *((f"top {TOP} of {ranker} equal to {arm}'s (equal/compared)", str(agree[ranker]))
+                                         for ranker, arm in EVALUATOR_RANKERS.items())]
     else:
         rows_table.append(("evaluator", "not run (no --bench-src)"))
     width = max(len(name) for name, _ in rows_table)

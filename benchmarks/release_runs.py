@@ -39,11 +39,10 @@ class Child:
 
 
 def fastest(runs: list[Child]) -> Child:
-    """The run of least CPU (interference only ever adds time), with the peak RSS of them all and
-    every run's CPU kept for printing."""
+    """The run of least CPU (interference only ever adds time), its CPU and wall both from that one
+    round, with the peak RSS of them all and every run's CPU kept for printing."""
     best = min(runs, key=lambda child: child.cpu)
-    return Child(best.cpu, min(child.wall for child in runs), max(child.rss_mb for child in runs), best.stdout,
-                 tuple(child.cpu for child in runs))
+    return Child(best.cpu, best.wall, max(child.rss_mb for child in runs), best.stdout, tuple(child.cpu for child in runs))
 
 
 def run_child(label: str, command: list[str], cwd: Path, env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,)) -> Child:
@@ -237,19 +236,72 @@ def differing_keys(cold: dict[str, Any], warm: dict[str, Any]) -> list[str]:
     return sorted(key for key in set(cold) | set(warm) if without_volatile(cold.get(key)) != without_volatile(warm.get(key)))
 
 
-def top_agreement(details: list[dict[str, Any]], plugin_rankings: dict[tuple[str, str], Any], arm: str) -> tuple[int, int]:
-    """(equal, compared): how many of the bench's top-TOP file lists equal the plugin's ranking of `arm`.
+@dataclass(frozen=True)
+class PluginRecord:
+    """What the agreement needs of one plugin record: its ranking, its error, its sample's given files."""
 
-    The plugin removes a sample's given files (a comment2context row's reviewed file) from every
-    ranking, the bench does not: they are taken out of its list before comparing."""
-    same = compared = 0
+    ranking: tuple[str, ...]
+    error: str | None
+    given: frozenset[str]
+
+
+def plugin_records(report: dict[str, Any]) -> dict[tuple[str, str], PluginRecord]:
+    """Every (sample id, arm) record of a plugin report."""
+    return {(entry["id"], arm): PluginRecord(tuple(record.get("ranking") or ()), record.get("error"), frozenset(entry.get("given") or ()))
+            for entry in report["details"] for arm, record in entry["arms"].items()}
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How the bench's top-TOP lists compare with the plugin's rankings of one arm, each bench list
+    counted once: equal, different, the plugin's record an error, or no plugin record at all."""
+
+    agree: int = 0
+    differ: int = 0
+    errored: int = 0
+    missing: int = 0
+
+    @property
+    def compared(self) -> int:
+        return self.agree + self.differ + self.errored + self.missing
+
+    def __str__(self) -> str:
+        return f"{self.agree}/{self.compared} (differ {self.differ}, errored {self.errored}, missing {self.missing})"
+
+
+def same_top(bench_top: list[str], ours: tuple[str, ...] | list[str], given: frozenset[str] | set[str]) -> bool:
+    """Whether the bench's top-TOP list is the plugin's ranking, the given files taken out of the bench's list
+    (the plugin removes them from every ranking, the bench does not).
+
+    Every other path of the bench's list must be in the plugin's ranking, in the same place. Removing a given
+    file lets the bench's list stop early (its TOP+1st file is unknown), so the plugin's ranking may go on past
+    it; a bench list shorter than TOP ranked every file the bench had, so the plugin's must end there too.
+    Only the plugin's first TOP paths count (a run with a larger --bench-limit ranks more)."""
+    full = list(bench_top)[:TOP]
+    theirs = [path for path in full if path not in given]
+    mine = list(ours)[:TOP]
+    if mine[: len(theirs)] != theirs:
+        return False
+    return len(mine) == len(theirs) or (len(full) == TOP and len(theirs) < TOP)
+
+
+def top_agreement(details: list[dict[str, Any]], records: dict[tuple[str, str], PluginRecord], arm: str) -> Agreement:
+    """The bench's top-TOP file lists (one per line of its details file) against the plugin's records of `arm`.
+
+    A plugin record that is an error (its ranking is empty) or that does not exist is a disagreement, counted
+    apart from the rankings that differ."""
+    counts = {"agree": 0, "differ": 0, "errored": 0, "missing": 0}
     for detail in details:
-        ours = plugin_rankings.get((detail["sample_id"], arm))
-        if ours is not None:
-            compared += 1
-            theirs = [path for path in list(detail.get("top_files") or [])[:TOP] if path in set(ours)]
-            same += list(ours[: len(theirs)]) == theirs
-    return same, compared
+        record = records.get((detail["sample_id"], arm))
+        if record is None:
+            counts["missing"] += 1
+        elif record.error is not None:
+            counts["errored"] += 1
+        elif same_top(list(detail.get("top_files") or []), record.ranking, record.given):
+            counts["agree"] += 1
+        else:
+            counts["differ"] += 1
+    return Agreement(**counts)
 
 
 # --------------------------------------------------------------------------- main

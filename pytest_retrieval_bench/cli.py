@@ -49,8 +49,10 @@ def _parser() -> argparse.ArgumentParser:
     board.add_argument("report", type=Path)
     board.add_argument("--markdown", type=Path, metavar="OUT", help="also write the tables as Markdown here")
     diff = commands.add_parser("diff", help="what changed between two written reports (paired table, per-sample changes); writes nothing")
-    diff.add_argument("before", type=Path, help="the earlier report (the baseline)")
-    diff.add_argument("after", type=Path, help="the later report (the change)")
+    diff.add_argument("before", type=Path, help="the earlier report (the baseline): a file, or a saved run's number or name, or latest")
+    diff.add_argument("after", type=Path, help="the later report (the change): a file, or a saved run's number or name, or latest")
+    diff.add_argument("--storage", type=Path, default=Path(DEFAULT_STORAGE),
+                      help=f"the folder of saved runs a number or name is looked up in (default: {DEFAULT_STORAGE})")
     diff.add_argument("--arm", action="append", default=[], help="only this arm (a fixture arm's name selects all its variants; repeatable)")
     diff.add_argument("--group", default="all", help="a summary group (all, task:T, stratum:S, repo:R, fold:F; default all)")
     diff.add_argument("--markdown", action="store_true", help="print GitHub Markdown (for a pull-request comment) instead")
@@ -58,11 +60,12 @@ def _parser() -> argparse.ArgumentParser:
     exporter.add_argument("report", type=Path)
     exporter.add_argument("--format", required=True, choices=("trec", "qrels", "csv", "jsonl"))
     exporter.add_argument("--arm", action="append", default=[], help="only this arm (a fixture arm's name selects all its variants; repeatable)")
-    exporter.add_argument("--output", "-o", type=Path, required=True)
+    exporter.add_argument("--output", "-o", type=Path, required=True, help="the file to write; - writes to standard output")
     history = commands.add_parser("history", help="the saved runs (--bench-save, --bench-autosave), with each arm's metric and its change")
     history.add_argument("--storage", type=Path, default=Path(DEFAULT_STORAGE), help=f"the folder of saved runs (default: {DEFAULT_STORAGE})")
     history.add_argument("--metric", help="the metric shown per arm (default: hit at the largest cut-off the limit reaches, e.g. hit@20)")
-    history.add_argument("--html", type=Path, metavar="PAGE", help="also write a self-contained trend page here (each run's own page in PAGE_runs/)")
+    history.add_argument("--html", type=Path, metavar="PAGE", help="also write a self-contained trend page here, and each run's own page in a folder beside it "
+                              "named for the page without its suffix: history.html's in history_runs/")
     known = commands.add_parser("known-target", help="known-target-v1 case banks")
     known_commands = known.add_subparsers(dest="known_command", required=True)
     generate = known_commands.add_parser("generate", help="derive a case bank from a git repository's blobs at one commit")
@@ -167,10 +170,12 @@ def _generate(args: argparse.Namespace) -> int:
 
 def _diff(args: argparse.Namespace) -> int:
     """Exit 0 with the diff printed, 2 for a report that cannot be read or a choice neither holds."""
+    from pytest_retrieval_bench.history.store import report_or_saved_run
     from pytest_retrieval_bench.report.diff import diff_reports
     from pytest_retrieval_bench.report.diff_text import diff_lines, diff_markdown
 
     try:
+        args.before, args.after = (report_or_saved_run(path, args.storage) for path in (args.before, args.after))
         result = diff_reports(read_report(args.before), read_report(args.after), args.arm, args.group)
     except BenchError as error:
         print(f"retrieval-bench: error: {error}", file=sys.stderr)
@@ -184,6 +189,14 @@ def _export(args: argparse.Namespace) -> int:
     """Exit 0 with the file written, 2 for a report that cannot be read or exported, or an output that would replace an input."""
     from pytest_retrieval_bench.report.export import export
 
+    if str(args.output) == "-":
+        try:
+            text = export(read_report(args.report), args.format, args.arm)
+        except BenchError as error:
+            print(f"retrieval-bench: error: {error}", file=sys.stderr)
+            return 2
+        sys.stdout.write(text)  # nothing else on stdout: it is the export, for a pipe
+        return 0
     return _writing(args.output, lambda: write_atomically(args.output, export(read_report(args.report), args.format, args.arm).encode("utf-8")),
                     [("--output", args.output)], [("report", args.report)], [], f"{args.format} export of {args.report} written to {args.output}")
 

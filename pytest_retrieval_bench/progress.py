@@ -21,6 +21,7 @@ from typing import Any, Callable, ContextManager, Iterator
 import pytest
 
 from pytest_retrieval_bench.corpus.progress import SetupCounts
+from pytest_retrieval_bench.words import counted, plural
 
 AFTER_INI = "bench_progress_after"
 TTY_EVERY = 0.2
@@ -76,7 +77,7 @@ class Wording:
 def describe(counts: SetupCounts, elapsed: float) -> str:
     """`1200/5000 files read, 0/2 indexes, 3.1 s, about 8 s left` (what is known so far)."""
     total = counts.files_total
-    parts = [f"{counts.files_read}/{total} files read" if total is not None else f"{counts.files_read} files read"]
+    parts = [f"{counts.files_read}/{total} {plural('file', total)} read" if total is not None else f"{counted(counts.files_read, 'file')} read"]
     if counts.indexes_total:
         parts.append(f"{counts.indexes_done}/{counts.indexes_total} indexes")
     parts.append(f"{elapsed:.1f} s")
@@ -187,7 +188,7 @@ class _SetupLine:
 
 
 def describe_final(counts: SetupCounts) -> str:
-    text = f"{counts.files_read} files read"
+    text = f"{counted(counts.files_read, 'file')} read"
     return text + (f", {counts.indexes_done}/{counts.indexes_total} indexes" if counts.indexes_total else "")
 
 

@@ -10,8 +10,10 @@ import pytest
 from _pytest._code.code import ReprFileLocation, TerminalRepr
 from _pytest.pathlib import bestrelpath
 
+from pytest_retrieval_bench.bench.arms_setup import VECTORS_EVENT
 from pytest_retrieval_bench.report.tables import printable, report_lines
 from pytest_retrieval_bench.scoring.outcome import outcome_word
+from pytest_retrieval_bench.words import counted
 
 if TYPE_CHECKING:
     from pytest_retrieval_bench.bench.session import BenchSession
@@ -137,10 +139,11 @@ def header_lines(bench: "BenchSession") -> list[str]:
     samples = sum(len(loaded.samples) for loaded in bench.loaded)
     snapshots = len({sample.snapshot_key for loaded in bench.loaded for sample in loaded.samples})
     files = ", ".join(str(loaded.path) for loaded in bench.loaded)
-    lines = [f"retrieval-bench: samples {files} ({samples} samples, {snapshots} snapshots); arms {', '.join(bench.arm_names)}; limit {bench.settings.limit}"]
+    lines = [f"retrieval-bench: samples {files} ({counted(samples, 'sample')}, {counted(snapshots, 'snapshot')}); "
+             f"arms {', '.join(bench.arm_names)}; limit {bench.settings.limit}"]
     shard = bench.registration.get("shard")
     if shard and bench.shard_keys is not None:
-        lines.append(f"retrieval-bench: shard {shard['index']}/{shard['count']}: {len(bench.shard_keys)} of {snapshots} snapshots "
+        lines.append(f"retrieval-bench: shard {shard['index']}/{shard['count']}: {len(bench.shard_keys)} of {counted(snapshots, 'snapshot')} "
                      f"(partition {shard['partition_sha256'][:12]})")
     return lines
 
@@ -151,20 +154,38 @@ def load_count(loads: list[tuple[str, str | None]]) -> str:
     """How many times snapshots were read, and by how many xdist workers: more reads than
     snapshots means a snapshot was set up again (on another worker, or revisited)."""
     workers = {worker for _, worker in loads if worker is not None}
-    return f"{len(loads)} snapshot loads" + (f" in {len(workers)} workers" if workers else "")
+    return counted(len(loads), "snapshot load") + (f" in {counted(len(workers), 'worker')}" if workers else "")
+
+
+def vector_lines(events: list[dict[str, Any]]) -> list[str]:
+    """Per embedding arm, where its chunk vectors came from: the cache, or encoded in this run."""
+    arms: dict[str, list[dict[str, Any]]] = {}
+    for event in events:
+        arms.setdefault(event["arm"], []).append(event)
+    lines = []
+    for arm, own in sorted(arms.items()):
+        texts, encoded = sum(event["texts"] for event in own), sum(event["encoded"] for event in own)
+        seconds = sum(event["seconds"] for event in own)
+        where = "all from the vector cache" if not encoded else f"{encoded} encoded ({seconds:.2f} s)" + (
+            f", the other {texts - encoded} from the vector cache" if texts > encoded else "")
+        lines.append(f"retrieval-bench: embedding arm {arm}: {counted(texts, 'distinct chunk text')} in {counted(len(own), 'snapshot')}: {where}")
+    return lines
 
 
 def summary_lines(bench: "BenchSession") -> list[tuple[str, dict[str, bool]]]:
     """The summary block, each line with its terminal markup (failures red, partial yellow)."""
     lines: list[tuple[str, dict[str, bool]]] = [(line, {}) for line in report_lines(bench.report or {}, bench.settings.limit,
-                                                                                   bench.settings.table_groups, bench.settings.baseline)]
-    setups, loads = bench.snapshot_setups, bench.snapshot_loads
+                                                                                   bench.settings.table_groups, bench.settings.baseline,
+                                                                                   bench.report_path if bench.report_bytes is not None else None)]
+    setups = [event for event in bench.snapshot_setups if event["kind"] != VECTORS_EVENT]
+    loads = bench.snapshot_loads
     if setups or loads:
         built = [event for event in setups if event["source"] == "built"]
         seconds = sum(event["seconds"] for event in built)
         snapshots = {event["snapshot"] for event in setups} | {key for key, _ in loads}
-        lines.append((f"retrieval-bench: {len(snapshots)} snapshots set up: {len(built)} indexes built "
+        lines.append((f"retrieval-bench: {counted(len(snapshots), 'snapshot')} set up: {counted(len(built), 'index')} built "
                       f"({seconds:.2f} s), {len(setups) - len(built)} loaded from cache ({load_count(loads)})", {}))
+    lines += [(line, {}) for line in vector_lines([event for event in bench.snapshot_setups if event["kind"] == VECTORS_EVENT])]
     partial = (bench.report or {}).get("partial")
     settings = bench.settings
     if partial and (settings.report is not None or settings.markdown is not None or settings.html is not None):  # only a written report is partial
@@ -182,4 +203,5 @@ def summary_lines(bench: "BenchSession") -> list[tuple[str, dict[str, bool]]]:
         lines.append((f"retrieval-bench: {note}", {"yellow": True}))
     if bench.report_path is not None and bench.report_bytes is not None and not any(f.startswith("cannot write the report") for f in bench.failures):
         lines.append((f"report written to {bench.report_path}", {}))
+    lines += [(written, {}) for written in bench.written]
     return [(printable(line), markup) for line, markup in lines]

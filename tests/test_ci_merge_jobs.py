@@ -1,6 +1,7 @@
 """docs/ci.md's shard-and-merge jobs, run as written: the command lines are read out of the document
 (so a drift of the document fails here), the shards run by pytest on the bundled bench with a user
-fixture arm, and the merge job's `retrieval-bench summarize` line through a shell, glob and all."""
+fixture arm, and the merge job's script through a shell, glob and all, with main's merge where the
+job's own download step puts it (a path the job reads and nothing fetches fails here)."""
 
 from __future__ import annotations
 
@@ -80,25 +81,65 @@ def _gitlab_parallel(block: str, command: str) -> list[str]:
     return [command.replace("${CI_NODE_INDEX}", str(index)).replace("${CI_NODE_TOTAL}", str(total)) for index in range(1, total + 1)]
 
 
-JOBS = {"GitHub Actions matrix": ("### GitHub Actions matrix", _github_matrix), "GitLab CI parallel": ("### GitLab CI `parallel:`", _gitlab_parallel)}
+def _github_merge(block: str) -> tuple[str, str]:
+    """The merge step's `run: |` script, and the folder the job's download of main's merge writes."""
+    lines = block.splitlines()
+    start = next(number for number, line in enumerate(lines) if line.strip().startswith("- name: Merge the shards"))
+    run = next(number for number in range(start, len(lines)) if lines[number].strip() == "run: |")
+    indent = len(lines[run + 1]) - len(lines[run + 1].lstrip())
+    script = []
+    for line in lines[run + 1:]:
+        if line.strip() and len(line) - len(line.lstrip()) < indent:
+            break
+        script.append(line[indent:])
+    merge_job = block[block.index("\n  merge:\n"):]
+    download = re.search(r"uses: dawidd6/action-download-artifact@\S+\n\s+with: \{[^}]*path: ([^,}\s]+)", merge_job)
+    assert download, "the merge job downloads no baseline"
+    return "\n".join(script), download.group(1)
+
+
+def _gitlab_merge(block: str) -> tuple[str, str]:
+    """The merge job's script (its install and its network download left out), and the folder that download unpacks to."""
+    job = block[block.index("\nmerge:\n"):]
+    items: list[str] = []
+    for line in job[job.index("  script:\n") + len("  script:\n"):].splitlines():
+        stripped = line.strip()
+        if not line.startswith("    "):
+            break
+        if stripped.startswith("#"):
+            continue
+        if stripped.startswith("- "):
+            items.append(stripped[2:])
+        else:
+            items[-1] = stripped if items[-1] == ">" else f"{items[-1]} {stripped}"
+    download = next((item for item in items if item.startswith("curl ")), "")
+    unpacked = re.search(r"unzip \S+ \S+ -d (\S+)", download)
+    assert unpacked, "the merge job downloads no baseline"
+    return "\n".join(item for item in items if not item.startswith(("pip install", "curl "))) + "\n", unpacked.group(1)
+
+
+JOBS = {"GitHub Actions matrix": ("### GitHub Actions matrix", _github_matrix, _github_merge),
+        "GitLab CI parallel": ("### GitLab CI `parallel:`", _gitlab_parallel, _gitlab_merge)}
 
 
 @pytest.mark.parametrize("job", sorted(JOBS))
 def test_the_documented_shard_and_merge_jobs_work_with_a_fixture_arm(pytester: pytest.Pytester, job: str) -> None:
-    heading, expand = JOBS[job]
+    heading, expand, merge_script = JOBS[job]
     block = _section(heading)
-    commands = _commands(block)
-    shard_lines = [command for command in commands if command.startswith("pytest ")]
-    merge_lines = [command for command in commands if command.startswith("retrieval-bench summarize ")]
-    assert len(shard_lines) == 1 and len(merge_lines) == 1, commands
+    shard_lines = [command for command in _commands(block) if command.startswith("pytest ")]
+    merge, downloaded_to = merge_script(block)
+    assert len(shard_lines) == 1 and "retrieval-bench summarize " in merge, merge
+    baselines = re.findall(r"--baseline (\S+)", merge)
+    # the baseline the merge reads is the one its own job downloads (a job reads no file nothing fetched)
+    assert baselines and all(Path(path).parts[0] == downloaded_to for path in baselines), (baselines, downloaded_to)
     # the bench the jobs name: benchmark/samples.jsonl and corpus/, here the bundled one, with a user fixture arm
     (pytester.path / "benchmark").mkdir()
     shutil.copy(RELEASE / "benchmark" / "synthetic_v1" / "samples.jsonl", pytester.path / "benchmark" / "samples.jsonl")
     shutil.copytree(RELEASE / "corpus" / "synthetic_v1", pytester.path / "corpus")
     pytester.makeconftest(FIXTURE_ARM)
     pytester.makeini("[pytest]\nbench_arms =\n    grep\n    bm25:all\n    fx\n")
-    merge_args = shlex.split(merge_lines[0])
-    baseline = pytester.path / merge_args[merge_args.index("--baseline") + 1]
+    baseline = pytester.path / baselines[0]
+    baseline.parent.mkdir()
     main = pytester.runpytest_subprocess("--bench-samples=benchmark/samples.jsonl", "--bench-corpus=corpus", f"--bench-report={baseline}",
                                          "-p", "no:cacheprovider", timeout=300)
     assert main.ret == 0, main.stdout.str()
@@ -110,8 +151,9 @@ def test_the_documented_shard_and_merge_jobs_work_with_a_fixture_arm(pytester: p
         assert result.ret == 0, line + "\n" + result.stdout.str() + result.stderr.str()
 
     env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
-    merged = subprocess.run(["bash", "-c", merge_lines[0]], cwd=pytester.path, env=env, capture_output=True, text=True, timeout=300)
+    merged = subprocess.run(["bash", "-e", "-c", merge], cwd=pytester.path, env=env, capture_output=True, text=True, timeout=300)
     assert merged.returncode == 0, merged.stdout + merged.stderr
+    merge_args = shlex.split(merge.replace('"${gate[@]}"', "").replace("$GATE", ""))
     output = pytester.path / merge_args[merge_args.index("--output") + 1]
     markdown = pytester.path / merge_args[merge_args.index("--markdown") + 1]
     report, single = json.loads(output.read_text()), json.loads(baseline.read_text())

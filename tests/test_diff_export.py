@@ -44,8 +44,11 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(RELEASE, directory / "release")
     for name, shift in (("before", 0), ("after", 1)):
         (directory / "conftest.py").write_text(ARMS.format(shift=shift))
-        subprocess.run([sys.executable, "-m", "pytest", f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", "--bench-arms=grep,mine,cut",
-                        f"--bench-report={name}.json", "-q", "-p", "no:cacheprovider"], cwd=directory, check=True, capture_output=True, timeout=300)
+        pages = [f"--bench-html=pages/{name}.html", f"--bench-markdown=pages/{name}.md"] if name == "after" else []
+        run = subprocess.run([sys.executable, "-m", "pytest", f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", "--bench-arms=grep,mine,cut",
+                              f"--bench-report={name}.json", "-q", "-p", "no:cacheprovider", *pages], cwd=directory, check=True, capture_output=True,
+                             text=True, timeout=300)
+        (directory / f"{name}.out").write_text(run.stdout)
     return directory
 
 
@@ -135,6 +138,19 @@ def test_csv_and_jsonl_have_one_row_per_sample_and_arm(reports: Path) -> None:
     assert float(some["recall@10"]) == record["metrics"]["recall@10"] and some["repo"]
     lines = [json.loads(line) for line in (reports / "rows.jsonl").read_text().splitlines()]
     assert {line["arm"] for line in lines} == {"cut[3]", "cut[8]"}
+
+
+def test_an_export_to_dash_goes_to_standard_output(reports: Path) -> None:
+    assert _cli("export", "after.json", "--format", "trec", "-o", "run.trec", cwd=reports).returncode == 0
+    piped = _cli("export", "after.json", "--format", "trec", "-o", "-", cwd=reports)
+    assert piped.returncode == 0 and piped.stdout == (reports / "run.trec").read_text() and piped.stdout
+    assert not (reports / "-").exists()
+
+
+def test_a_run_says_where_it_wrote_its_html_page_and_markdown(reports: Path) -> None:
+    lines = (reports / "after.out").read_text().splitlines()
+    assert f"HTML page written to {reports / 'pages' / 'after.html'}" in lines and (reports / "pages" / "after.html").is_file()
+    assert f"Markdown summary written to {reports / 'pages' / 'after.md'}" in lines and (reports / "pages" / "after.md").is_file()
 
 
 def test_an_export_never_replaces_its_report(reports: Path) -> None:

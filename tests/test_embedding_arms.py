@@ -82,16 +82,22 @@ def test_a_user_embedder_and_embed_hash_rank_as_the_bench_does(release_bench: py
 
 
 def test_cached_vectors_give_the_same_rankings_and_a_corrupt_entry_is_encoded_again(release_bench: pytest.Pytester) -> None:
-    assert run(release_bench, "--bench-arms=embed:hash").ret == 0
+    cold = run(release_bench, "--bench-arms=embed:hash")
+    assert cold.ret == 0
+    cold.stdout.fnmatch_lines(["retrieval-bench: embedding arm embed:hash: * distinct chunk texts in 3 snapshots: * encoded (* s)"])
+    assert "from the vector cache" not in cold.stdout.str()  # a cold cache: every distinct text encoded
     first = records(release_bench, "embed:hash")
     packs = sorted((release_bench.path / "cache" / "vectors").rglob("*.vec"))
     assert len(packs) == 3  # one encode call per snapshot
     packs[0].write_bytes(packs[0].read_bytes()[:-7])  # truncated
     result = run(release_bench, "--bench-arms=embed:hash")
     assert result.ret == 0, result.stdout.str()
-    result.stdout.fnmatch_lines(["*vector cache entry*unreadable*encoded again*"])
+    result.stdout.fnmatch_lines(["*vector cache entry*unreadable*encoded again*",
+                                 "retrieval-bench: embedding arm embed:hash: * in 3 snapshots: * encoded (* s), the other * from the vector cache"])
     assert {key: value["ranking"] for key, value in records(release_bench, "embed:hash").items()} == \
         {key: value["ranking"] for key, value in first.items()}
+    warm = run(release_bench, "--bench-arms=embed:hash")
+    warm.stdout.fnmatch_lines(["retrieval-bench: embedding arm embed:hash: * distinct chunk texts in 3 snapshots: all from the vector cache"])
 
 
 def test_wordllama_runs_offline_and_fuses_with_bm25(release_bench: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:

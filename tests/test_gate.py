@@ -293,9 +293,9 @@ def test_a_change_shown_worse_fails_both_forms_and_no_sample_count_is_advised(py
                                  "*gate failed against*(mine; non-inferiority; no sample count would pass it), noregression:recall@10>=-0.02 (mine; no confident regression)"])
 
 
-def test_the_help_and_the_readme_name_both_forms(pytester):
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    row = next(line for line in readme.splitlines() if line.startswith("| `--bench-gate"))
+def test_the_help_and_the_options_page_name_both_forms(pytester):
+    options = (Path(__file__).resolve().parent.parent / "docs" / "options.md").read_text()
+    row = next(line for line in options.splitlines() if line.startswith("| `--bench-gate"))
     help_text = " ".join(pytester.runpytest_subprocess("--help").stdout.str().split())
     for words in ("noninferior:", "noregression:", "lower bound", "upper bound"):
         assert words in row and words in help_text, words

@@ -26,6 +26,8 @@ from pytest_retrieval_bench.report import html as html_report
 from pytest_retrieval_bench.report import html_parts, html_samples
 from pytest_retrieval_bench.report.html import render_html
 
+from browser_helpers import layout_at
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = "testdata/release/benchmark/synthetic_v1/samples.jsonl"
 CORPUS = "testdata/release/corpus/synthetic_v1"
@@ -102,26 +104,51 @@ def test_every_arm_hit_at_10_and_its_wilson_bounds_are_on_the_page(reports, page
             assert f'{row["selective_success"]:.3f}<span class="ci">[{low:.3f}, {high:.3f}]</span>' in page
 
 
+# the verdict cell's class and mark, written out here rather than read from the module under test
+VERDICT_CELLS = {"better": ("better", "▲"), "worse": ("worse", "▼"), "not distinguishable": ("nd", "●"), "too few": ("few", "○")}
+
+
+def _paired_results(report: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(comparison, metric, result) for group in report["paired"].values() for comparison, metrics in group.items()
+            for metric, result in metrics.items()]
+
+
+def _paired_row(comparison: str, metric: str, result: dict[str, Any], verdict: str) -> str:
+    low, high = result["bootstrap95"]
+    p = result["t_test"]["p"]
+    css, mark = VERDICT_CELLS[verdict]
+    return (f'<td class="arm">{comparison}</td><td>{metric}</td><td class="num">{result["n"]}</td>'
+            f'<td class="num">{result["mean_difference"]:+.3f}</td><td>[{low:+.3f}, {high:+.3f}]</td><td class="v {css}">{mark} {verdict}</td>'
+            f'<td>{result["wins"]}/{result["losses"]}/{result["ties"]}</td><td class="num">{result["minimum_detectable_effect"]:.3f}</td>'
+            f'<td class="num">{"&lt;0.001" if p < 0.001 else f"{p:.3f}"}</td>')
+
+
 def test_paired_rows_show_the_reports_difference_interval_verdict_mde_and_p(reports, pages):
     page = pages["report"]
-    results = [(comparison, metric, result) for group in reports["report"]["paired"].values()
-               for comparison, metrics in group.items() for metric, result in metrics.items()]
+    results = _paired_results(reports["report"])
     assert results
-    verdicts = set()
+    for comparison, metric, result in results:
+        assert _paired_row(comparison, metric, result, result["verdict"]) in page
+    assert {"better", "worse"} <= {result["verdict"] for _, _, result in results}  # the bench shows both, so the colours are exercised
+    assert '<p id="no-paired">' in pages["plain"] and 'class="panel paired-panel"' not in pages["plain"]
+
+
+def test_a_report_without_verdicts_gets_the_rule_applied_on_the_page(reports):
+    """A report written before verdicts were: the page applies the rule the report would have stated,
+    from the bootstrap interval and n (below 10 paired samples, too few)."""
+    old = copy.deepcopy(reports["report"])
+    results = _paired_results(old)
+    for _, _, result in results:
+        del result["verdict"]
+    results[0][2]["n"] = 9  # a comparison of too few samples
+    page = render_html(old)
+    expected = set()
     for comparison, metric, result in results:
         low, high = result["bootstrap95"]
-        verdict = html_report._verdict(result)
-        verdicts.add(verdict)
-        p = result["t_test"]["p"]
-        cells = (f'<td class="num">{result["mean_difference"]:+.3f}</td><td>[{low:+.3f}, {high:+.3f}]</td><td class="v '
-                 f'{html_report.VERDICT_MARKS[verdict][0]}">{html_report.VERDICT_MARKS[verdict][1]} {verdict}</td>'
-                 f'<td>{result["wins"]}/{result["losses"]}/{result["ties"]}</td><td class="num">{result["minimum_detectable_effect"]:.3f}</td>'
-                 f'<td class="num">{"&lt;0.001" if p < 0.001 else f"{p:.3f}"}</td>')
-        assert f'<td class="arm">{comparison}</td><td>{metric}</td><td class="num">{result["n"]}</td>{cells}' in page
-        if "verdict" not in result:  # a report from before verdicts were written: the rule is applied here
-            assert verdict == ("better" if low > 0 else "worse" if high < 0 else "not distinguishable") or result["n"] < 10
-    assert {"better", "worse"} <= verdicts  # the bench shows both, so the colours are exercised
-    assert '<p id="no-paired">' in pages["plain"] and 'class="panel paired-panel"' not in pages["plain"]
+        verdict = "too few" if result["n"] < 10 else "better" if low > 0 else "worse" if high < 0 else "not distinguishable"
+        expected.add(verdict)
+        assert _paired_row(comparison, metric, result, verdict) in page, (comparison, metric, verdict)
+    assert {"better", "worse", "too few"} <= expected
 
 
 def ps_of(results: list[tuple[str, str, dict[str, Any]]]) -> list[float]:
@@ -216,7 +243,7 @@ def test_deterministic_bytes_whatever_the_key_order(reports):
 def test_baseline_section_only_with_a_baseline(reports, pages):
     assert '<section id="baseline">' in pages["report"] and 'id="gate-banner"' in pages["report"]
     for rule in reports["report"]["baseline"]["rules"]:
-        assert f"<code>{escape(rule['rule'])}</code>" in pages["report"]
+        assert f'<code class="rule">{escape(rule["rule"])}</code>' in pages["report"]
     for name in ("plain", "base"):
         assert '<section id="baseline">' not in pages[name] and 'id="gate-banner"' not in pages[name]
 
@@ -322,6 +349,19 @@ def test_chromium_runs_the_page_script_without_errors(reports, tmp_path):
     taken = _chromium(f"--screenshot={shot}", "--window-size=1400,2400", page.as_uri())
     assert taken.returncode == 0 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", taken.stderr[-2000:]
     assert time.perf_counter() - started < 120
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium or chromium-browser binary on PATH (apt-get install chromium)")
+def test_the_page_fits_a_420_px_screen(reports, tmp_path):
+    """On a phone the page never scrolls sideways: plots wrap and shrink, wide tables scroll in their
+    own box, and a gate rule is never broken inside its number."""
+    page = tmp_path / "report.html"
+    page.write_text(render_html(reports["report"]), encoding="utf-8")
+    shot = tmp_path / "report-420.png"
+    layout = layout_at(page, 420, shot)
+    assert layout.client_width == 420 and layout.scroll_width <= 420, layout
+    assert layout.overflowing == [] and layout.broken_rules == [], layout
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_the_renderer_does_not_import_pytest():

@@ -20,7 +20,7 @@ PACKAGE = Path(pytest_retrieval_bench.__file__).parent
 NAME = "pytest_retrieval_bench"
 
 LAYERS: tuple[tuple[str, ...], ...] = (  # lowest first
-    ("errors", "__version__"),
+    ("errors", "__version__", "words"),
     ("files", "scoring"),
     ("leftovers",),
     ("index",),

@@ -1,5 +1,5 @@
 """Every message points at the fix: what the user sees when a run cannot do what was asked, and
-the version, help and install lines agree with the README."""
+the version, help and install lines agree with the README and the docs."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from pytest_retrieval_bench.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+OPTIONS_PAGE = ROOT / "docs" / "options.md"
+DOC_PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 
 
 # -- --version ------------------------------------------------------------------------------------
@@ -28,7 +30,7 @@ def test_the_console_script_prints_its_version(capsys):
     assert capsys.readouterr().out.strip() == f"retrieval-bench {version('pytest-retrieval-bench')}"
 
 
-# -- --help and the README agree on every default -------------------------------------------------
+# -- --help and the options page agree on every default -------------------------------------------------
 
 _DEFAULT = re.compile(r"\bdefault(?:s to|:)?\s+(?P<value>.+?)(?=[;,()|]|\.(?:\s|$)|$)", re.IGNORECASE)
 
@@ -40,9 +42,9 @@ def _stated_default(text: str) -> str | None:
     return re.sub(r"\s+", "", match["value"].replace("`", "")).lower() if match else None
 
 
-def _readme_options() -> dict[str, str | None]:
-    section = README.read_text(encoding="utf-8").split("\n## Options\n", 1)[1].split("\n## ", 1)[0]
-    rows = re.findall(r"^\| `--bench-([a-z-]+)[^`]*` \| (.*) \|$", section, re.MULTILINE)
+def _documented_options() -> dict[str, str | None]:
+    """docs/options.md's table: each `--bench-*` option with the default its row states."""
+    rows = re.findall(r"^\| `--bench-([a-z-]+)[^`]*` \| (.*) \|$", OPTIONS_PAGE.read_text(encoding="utf-8"), re.MULTILINE)
     return {option: _stated_default(meaning) for option, meaning in rows}
 
 
@@ -61,14 +63,42 @@ def _help_options(lines: list[str]) -> dict[str, str | None]:
     return {option: _stated_default(" ".join(parts)) for option, parts in texts.items()}
 
 
-def test_help_states_the_defaults_the_readme_states(pytester):
+def test_help_states_the_defaults_the_options_page_states(pytester):
     result = pytester.runpytest("--help")
     assert result.ret == 0
-    helps, readme = _help_options(result.stdout.lines), _readme_options()
-    assert len(helps) > 20 and set(helps) == set(readme), sorted(set(helps) ^ set(readme))
-    assert any(readme.values())
-    differing = {option: (readme[option], helps[option]) for option in readme if readme[option] != helps[option]}
+    helps, documented = _help_options(result.stdout.lines), _documented_options()
+    assert len(helps) > 20 and set(helps) == set(documented), sorted(set(helps) ^ set(documented))
+    assert any(documented.values())
+    differing = {option: (documented[option], helps[option]) for option in documented if documented[option] != helps[option]}
     assert not differing, differing
+    named = {(page.name, option) for page in DOC_PAGES for option in re.findall(r"--bench-([a-z][a-z-]*[a-z])", page.read_text(encoding="utf-8"))}
+    scripts = set(re.findall(r'"--bench-([a-z-]+)"', "".join(path.read_text() for path in (ROOT / "benchmarks").glob("*.py"))))
+    unknown = sorted((page, option) for page, option in named if option not in helps and option not in scripts)
+    assert not unknown, unknown  # every page names only options --help (or a benchmarks/ script's own --help) knows
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor of a Markdown heading: lowercased, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_between_the_readme_and_the_docs_resolves():
+    """The reference moved out of the README into docs/: each relative link names a file that exists,
+    and a heading of it when it names one."""
+    broken = []
+    for page in DOC_PAGES:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target):
+                continue  # a web address
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            if not linked.exists():
+                broken.append((page.name, target))
+            elif anchor and linked.suffix == ".md":
+                headings = re.findall(r"^#+ (.+)$", linked.read_text(encoding="utf-8"), re.MULTILINE)
+                if anchor not in {_anchor(heading) for heading in headings}:
+                    broken.append((page.name, target))
+    assert not broken, broken
 
 
 # -- install lines that work outside this checkout ------------------------------------------------

@@ -34,7 +34,7 @@ def pytest_collection_finish(session):
     reporter.isatty = type(reporter.isatty)(True)  # as when pytest writes to a terminal
 """
 UPDATE = re.compile(r"^retrieval-bench: setting up (\S+): .*, (\d+\.\d) s(, about \d+ s left)?$")
-DONE = re.compile(r"^retrieval-bench: set-up of (\S+) done after \d+\.\d s: (\d+) files read, (\d+)/(\d+) indexes$")
+DONE = re.compile(r"^retrieval-bench: set-up of (\S+) done after \d+\.\d s: (\d+) files? read, (\d+)/(\d+) indexes$")
 
 
 def file_count(key: str) -> int:
@@ -191,3 +191,38 @@ def test_an_embedding_arm_shows_its_encoding_and_a_warm_run_has_nothing_to_show(
     warm = run(release_bench, *args)
     assert warm.ret == 0
     assert not [line for line in warm.outlines if ENCODING.match(line) or ENCODED.match(line)]  # every vector from the cache
+
+
+def test_counts_of_one_read_in_the_singular() -> None:
+    """`1 file read`, `1 snapshot load in 1 worker`, `1 entry`: never "1 files read"."""
+    from pytest_retrieval_bench.corpus.progress import SetupCounts
+    from pytest_retrieval_bench.progress import describe, describe_final
+    from pytest_retrieval_bench.report.html_samples import value_html
+    from pytest_retrieval_bench.terminal import load_count
+
+    counts = SetupCounts("o/r@abc", 0, lambda counts: None)
+    counts.read(1)
+    assert describe_final(counts) == "1 file read" and describe(counts, 0.5).startswith("1 file read,")
+    counts.read(1, 1)
+    assert describe(counts, 0.5).startswith("1/1 file read,")
+    counts.read(2)
+    assert describe_final(counts) == "2 files read"
+    assert load_count([("o/r@abc", "gw0")]) == "1 snapshot load in 1 worker"
+    assert load_count([("o/r@abc", "gw0"), ("o/r@abd", "gw1")]) == "2 snapshot loads in 2 workers"
+    assert "<summary>1 entry</summary>" in value_html(["x" * 200]) and "<summary>2 entries</summary>" in value_html(["x" * 200, "y"])
+
+
+def test_the_header_and_set_up_lines_say_one_snapshot_in_the_singular() -> None:
+    from types import SimpleNamespace
+
+    from pytest_retrieval_bench.terminal import header_lines, summary_lines
+
+    sample = SimpleNamespace(snapshot_key="o/r@abc")
+    bench = SimpleNamespace(loaded=[SimpleNamespace(samples=[sample], path="s.jsonl")], registration={}, arm_names=["grep"],
+                            settings=SimpleNamespace(limit=20, table_groups=["all"], baseline=None, report=None, markdown=None, html=None),
+                            shard_keys=None, report={}, snapshot_setups=[{"snapshot": "o/r@abc", "kind": "lexical", "source": "built", "seconds": 0.1}],
+                            snapshot_loads=[("o/r@abc", None)], failures=[], updated_baseline="", report_notes=[], report_path=None,
+                            report_bytes=None, written=[])
+    assert header_lines(bench) == ["retrieval-bench: samples s.jsonl (1 sample, 1 snapshot); arms grep; limit 20"]
+    assert [line for line, _ in summary_lines(bench)][-1] == \
+        "retrieval-bench: 1 snapshot set up: 1 index built (0.10 s), 0 loaded from cache (1 snapshot load)"

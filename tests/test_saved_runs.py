@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from browser_helpers import layout_at
 from report_helpers import SHIFTED_ARM
 
 RELEASE = Path(__file__).resolve().parent.parent / "testdata" / "release"
@@ -37,11 +38,15 @@ def run(pytester: pytest.Pytester, *args: str, samples: str = SAMPLES) -> pytest
 
 def saved(pytester: pytest.Pytester) -> list[str]:
     storage = pytester.path / ".retrieval-bench"
-    return sorted(path.name for path in storage.iterdir() if not path.name.endswith(".registration.json")) if storage.is_dir() else []
+    return sorted(path.name for path in storage.glob("*.json")) if storage.is_dir() else []  # the natural glob: reports only
 
 
 def history(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(Path(sys.executable).with_name("retrieval-bench")), "history", *args], cwd=pytester.path,
+    return cli(pytester, "history", *args)
+
+
+def cli(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(Path(sys.executable).with_name("retrieval-bench")), *args], cwd=pytester.path,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -58,7 +63,7 @@ def test_saved_runs_are_numbered_and_a_later_run_is_compared_with_the_latest(ben
     assert report["baseline"]["arms"]["mine"]["regressed"] + report["baseline"]["arms"]["mine"]["improved"] > 0
     stored = bench.path / ".retrieval-bench" / saved(bench)[1]
     assert stored.read_bytes() == (bench.path / "pr.json").read_bytes()  # the report as written
-    assert json.loads(stored.with_name(stored.name + ".registration.json").read_text()) == report["registration"]
+    assert json.loads((stored.parent / "registrations" / stored.name).read_text()) == report["registration"]
 
 
 def test_every_report_records_its_commit_and_machine(bench: pytest.Pytester) -> None:
@@ -123,7 +128,7 @@ def test_history_lists_runs_with_each_arms_change_and_series(bench: pytest.Pytes
     after = json.loads(next((bench.path / ".retrieval-bench").glob("0002_*_shifted.json")).read_text())
     diffs = [a["arms"]["mine"]["metrics"]["mrr@k"] - b["arms"]["mine"]["metrics"]["mrr@k"]
              for a, b in zip(after["details"], before["details"]) if a["stratum"] == "positive" and "mine" in a["arms"]]
-    assert float(second[12]) == pytest.approx(sum(diffs) / len(diffs), abs=5e-4)
+    assert float(second[11]) == pytest.approx(sum(diffs) / len(diffs), abs=5e-4)
     digest = before["registration"]["samples"][0]["sha256"]
     assert second[6] == digest[:12] and by_run[("0003", "mine")][6] != digest[:12]  # each run names its samples
     assert by_run[("0001", "mine")][5] == "S1" and by_run[("0003", "mine")][5] == "S2"
@@ -134,12 +139,48 @@ def test_history_lists_runs_with_each_arms_change_and_series(bench: pytest.Pytes
     assert default[1][7] == "hit@20" and " ".join(hit_row[9:11]) == f"[{low:.3f}, {high:.3f}]"  # the run's own Wilson interval
 
 
+def test_the_store_is_ignored_by_git_globbed_for_reports_only_and_diffed_by_number(bench: pytest.Pytester) -> None:
+    run(bench, "--bench-save=base")
+    bench.makeconftest(MINE.format(shift=1))
+    run(bench, "--bench-save=shifted")
+    storage = bench.path / ".retrieval-bench"
+    assert (storage / ".gitignore").read_text().splitlines()[-1] == "*"  # as pytest's own cache folder
+    reports = sorted(storage.glob("*.json"))
+    assert [SAVED.match(path.name).group(3) for path in reports] == ["base", "shifted"]  # type: ignore[union-attr]
+    assert all("details" in json.loads(path.read_text()) for path in reports)  # no registration sidecar among them
+    by_number = cli(bench, "diff", "1", "2")
+    assert by_number.returncode == 0, by_number.stderr
+    by_path = cli(bench, "diff", *(str(path.relative_to(bench.path)) for path in reports))
+    assert by_number.stdout == by_path.stdout and reports[0].name in by_number.stdout  # the diff names the files it read
+    assert "mine" in by_number.stdout and cli(bench, "diff", "base", "latest").stdout == by_number.stdout
+    missing = cli(bench, "diff", "1", "9")
+    assert missing.returncode == 2 and "9: no such report file, and no saved run numbered or named so" in missing.stderr
+    assert "0001 base, 0002 shifted" in missing.stderr
+
+    recall = history(bench, "--metric", "recall@10").stdout.splitlines()
+    headers = recall[1].split("  ")
+    columns = [column.strip() for column in headers if column.strip()]
+    assert columns.count("recall@10") == 1 and "change in recall@10" in columns and "mrr@k" in columns
+    assert "change in recall@10:" in recall[0]
+    default = history(bench).stdout.splitlines()
+    assert "change in hit@20" in default[1] and "change in hit@20:" in default[0]
+
+
 @pytest.mark.parametrize("args, words", [(("--bench-compare", "--bench-baseline=x.json"), "give one"),
                                          (("--bench-save=no/slash",), "a run name is 1 to 64 letters"),
                                          (("--bench-compare", "--bench-update-baseline"), "never rewritten")])
 def test_saved_run_options_refuse_what_cannot_work(bench: pytest.Pytester, args: tuple[str, ...], words: str) -> None:
     result = run(bench, *args)
     assert result.ret == USAGE_ERROR and words in result.stderr.str()
+
+
+def test_history_help_names_the_folder_the_page_writes(capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_retrieval_bench.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["history", "--help"])
+    words = " ".join(capsys.readouterr().out.split())
+    assert "PAGE_runs" not in words and "history.html's in history_runs/" in words  # as the page test below finds it
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -170,3 +211,6 @@ def test_the_history_page_is_self_contained_links_each_run_and_flags_changes(ben
     dom = subprocess.run([CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--dump-dom", page.as_uri()],
                          capture_output=True, text=True, timeout=120).stdout
     assert dom.count("<polyline") >= 3 and "Retrieval bench history" in dom
+    for shown in (page, page.parent / "history_runs" / "0002.html"):  # on a phone, neither page scrolls sideways
+        layout = layout_at(shown, 420)
+        assert layout.client_width == 420 and layout.scroll_width <= 420 and layout.overflowing == [], (shown.name, layout)

@@ -86,6 +86,42 @@ def test_markdown_escapes_cells_and_has_verdicts_and_task_details() -> None:
         assert len({len(re.findall(r"(?<!\\)\|", line)) for line in table.splitlines()}) == 1, table
 
 
+def _gated(regressions: int) -> dict:
+    """A report whose baseline comparison failed one of two rules, with `regressions` regressed samples of `mine`."""
+    report = scored_report()
+    rule = {"rule": "recall@10>=-0.02", "form": "noninferior", "arm": "mine", "group": "all", "metric": "recall@10", "threshold": -0.02,
+            "n": 30, "mean_difference": -0.1, "bootstrap95": [-0.2, -0.05], "significant": True, "verdict": "fail"}
+    changes = [{"id": f"s{i:02d}", "repo": "o/r0", "change": "regressed", "why": "hit became a miss"} for i in range(regressions)]
+    report["baseline"] = {"failed": True, "only_in_run": [], "only_in_baseline": [], "new_arms": [],
+                          "rules": [{**rule, "rule": "mrr@k>=-0.5", "metric": "mrr@k", "verdict": "pass"}, rule],
+                          "arms": {"mine": {"improved": 0, "regressed": regressions, "unchanged": 0, "regressions": changes, "improvements": []}}}
+    return report
+
+
+def test_the_markdown_starts_with_the_gates_verdict_and_its_failing_rules() -> None:
+    lines = render(_gated(3), 20).splitlines()
+    first_table = next(index for index, line in enumerate(lines) if line.startswith("| arm"))
+    verdict = next(index for index, line in enumerate(lines) if "FAILED" in line)
+    failing = next(index for index, line in enumerate(lines) if line.startswith("| recall@10&gt;=-0.02 |"))
+    assert verdict < failing < first_table, lines[:first_table + 1]
+    assert not any(line.startswith("| mrr@k&gt;=-0.5 |") for line in lines[:first_table])  # a passing rule waits below the tables
+    assert "1 of 2" in lines[verdict]
+    passed = _gated(0)
+    passed["baseline"]["rules"] = passed["baseline"]["rules"][:1]
+    passed["baseline"]["failed"] = False
+    top = render(passed, 20).splitlines()
+    assert any("passed" in line for line in top[:next(i for i, line in enumerate(top) if line.startswith("| arm"))])
+
+
+def test_the_terminal_says_how_many_changed_samples_it_did_not_print_and_where_they_are() -> None:
+    lines = report_lines(_gated(26), 20, ["all"], "main.json", Path("out/pr.json"))
+    assert sum("REGRESSED" in line for line in lines) == 20
+    assert '    ... and 6 more regressed: see out/pr.json (baseline.arms["mine"].regressions)' in lines
+    unwritten = report_lines(_gated(26), 20, ["all"], "main.json")
+    assert any("and 6 more regressed: write the report (--bench-report PATH)" in line for line in unwritten)
+    assert not any("more" in line for line in report_lines(_gated(20), 20, ["all"], "main.json"))
+
+
 def test_groups_by_kind_or_name() -> None:
     summary = {"all": {}, "task:a": {}, "task:b": {}, "repo:x/y": {}, "stratum:positive": {}}
     assert groups_to_show(summary, ["all", "task"]) == ["all", "task:a", "task:b"]

@@ -8,12 +8,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_helpers import CHROMIUM, layout_at
 
 from pytest_retrieval_bench.cli import main as cli_main
 from pytest_retrieval_bench.report.build import build_report, canonical_json
@@ -115,7 +114,7 @@ def test_the_page_shows_the_tables_and_each_agent_trajectory(written: dict[str, 
     report = _read(written["agents"])
     assert '<a href="#trajectory">Trajectory</a>' in page and page.index('id="trajectory"') < page.index('id="paired"')
     overall = report["trajectory"][AGENT]["metrics"]["overall"]
-    assert f"<td>{AGENT}</td>" in page and f'>{overall["final_file_f1"]:.4f}<' in page
+    assert f'<td class="arm">{AGENT}</td>' in page and f'>{overall["final_file_f1"]:.4f}<' in page
     assert "arb-bm25@3 final context" in page
     entry = next(entry for entry in report["details"] if entry["arms"][AGENT]["trajectory"].get("final_gold"))
     trajectory = entry["arms"][AGENT]["trajectory"]
@@ -134,23 +133,13 @@ def test_the_page_shows_the_tables_and_each_agent_trajectory(written: dict[str, 
     assert 'id="trajectory"' not in plain and 'class="traj"' not in plain
 
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium or chromium-browser binary on PATH (apt-get install chromium)")
-def test_chromium_lays_the_trajectory_parts_out_within_a_narrow_screen(written: dict[str, Path], tmp_path: Path) -> None:
-    from test_html_report import _chromium
-
+def test_the_page_with_trajectories_open_fits_a_420_px_screen(written: dict[str, Path], tmp_path: Path) -> None:
     assert cli_main(["html", str(written["agents"]), "-o", str(tmp_path / "agents.html")]) == 0
-    page = (tmp_path / "agents.html").read_text(encoding="utf-8").replace('<details class="traj">', '<details open class="traj">')
-    # the trajectory parts (the section's blocks, each table's scroll box, each sample's trajectory) fit the viewport
-    probe = ('<script>document.querySelectorAll("details.sample").forEach(function(d){d.open=true});var v=document.documentElement.clientWidth,'
-             'w=[];document.querySelectorAll("#trajectory > *, #trajectory .tw, details.traj, details.traj *").forEach(function(e){'
-             'var r=e.getBoundingClientRect();if(r.right>v+0.5)w.push(e.tagName+":"+Math.round(r.right));});'
-             'document.body.setAttribute("data-view",v);document.body.setAttribute("data-wide",w.slice(0,5).join(" "));</script></body>')
-    (tmp_path / "probe.html").write_text(page.replace("</body>", probe), encoding="utf-8")
-    dumped = _chromium("--window-size=420,2000", "--dump-dom", (tmp_path / "probe.html").as_uri())
-    assert dumped.returncode == 0 and "Uncaught" not in dumped.stderr, dumped.stderr[-2000:]
-    view, wide = re.search(r'data-view="(\d+)"', dumped.stdout), re.search(r'data-wide="([^"]*)"', dumped.stdout)
-    assert view and int(view[1]) <= 520 and wide and wide[1] == "", (view, wide)  # headless Chromium's narrowest window is about 500 px
-    assert dumped.stdout.count('<details open="" class="traj">') == 34
+    page = (tmp_path / "agents.html").read_text(encoding="utf-8")
+    opened = page.replace('<details class="sample"', '<details open class="sample"').replace('<details class="traj">', '<details open class="traj">')
+    assert opened.count('<details open class="traj">') == 34
+    (tmp_path / "open.html").write_text(opened, encoding="utf-8")
+    layout = layout_at(tmp_path / "open.html", 420)
+    assert layout.client_width == 420 and layout.scroll_width <= 420, layout
+    assert layout.overflowing == [], layout

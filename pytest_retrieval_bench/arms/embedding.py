@@ -91,7 +91,7 @@ class EmbeddingArm:
     fixture: str | None = None
     uses_index: ClassVar[str] = "rows"
     vector_store: VectorStore | None = None
-    #: told of each snapshot's encoding: (arm, snapshot key, texts, encoded, seconds)
+    #: told of each snapshot's encoding: (arm, snapshot key, distinct texts, of those encoded, seconds)
     on_encoded: Callable[[str, str, int, int, float], None] | None = None
     #: told when a snapshot's set-up split batches to fit the memory budget: (arm, snapshot key, splits, budget)
     on_split: Callable[[str, str, Splits, int], None] | None = None
@@ -213,7 +213,7 @@ class EmbeddingArm:
         if splits.batches and self.on_split is not None:
             self.on_split(self.name, snapshot.key, splits, self.options.budget)
         if self.on_encoded is not None:
-            self.on_encoded(self.name, snapshot.key, len(texts), encoded, seconds)
+            self.on_encoded(self.name, snapshot.key, len(set(texts)), encoded, seconds)  # distinct: a text is encoded once
 
     # -- an item ---------------------------------------------------------------------------------
     def ranked_chunks(self, query_text: str) -> np.ndarray:

@@ -72,10 +72,12 @@ def matched_arms(snapshot_latency: bool, role: str, arm_names: list[str], arms: 
 
 
 def bind_embedding_arms(config: pytest.Config, arms: dict[str, Any], directory: Path | None, writes: CacheWrites,
-                        memory_budget: int | None = None) -> None:
+                        memory_budget: int | None = None, events: list[dict[str, Any]] | None = None) -> None:
     """Every embedding arm (built-in or a user's) keeps its vectors in the run's vector cache (none:
-    `--bench-no-cache`), shows its encoding on this process's progress display, if any, and keeps
-    to the run's encoder memory budget unless it was declared with one of its own."""
+    `--bench-no-cache`), shows its encoding on this process's progress display, if any, keeps
+    to the run's encoder memory budget unless it was declared with one of its own, and adds a
+    set-up event per snapshot to `events` (the snapshot store's, which item reports carry to the
+    terminal), so a run says how many vectors came from the cache."""
     store = VectorStore(directory, writes) if directory is not None else None
     checks = snapshot_checks(config)
     for arm in filter(None, map(dense_arm, arms.values())):
@@ -84,6 +86,17 @@ def bind_embedding_arms(config: pytest.Config, arms: dict[str, Any], directory: 
             arm.options = dataclasses.replace(arm.options, memory_budget=memory_budget)
         arm.show_encoding = functools.partial(showing_encoding, config)
         arm.on_split = checks.split
+        if events is not None:
+            arm.on_encoded = functools.partial(_encoding_event, events)
+
+
+def _encoding_event(events: list[dict[str, Any]], arm: str, snapshot: str, texts: int, encoded: int, seconds: float) -> None:
+    events.append({"snapshot": snapshot, "kind": VECTORS_EVENT, "arm": arm, "texts": texts, "encoded": encoded, "seconds": round(seconds, 3),
+                   "source": "built" if encoded else "cache"})
+
+
+VECTORS_EVENT = "vectors"
+"""The set-up event kind of an embedding arm's chunk vectors (the others are the snapshot's indexes)."""
 
 
 def dense_arm(arm: Any) -> EmbeddingArm | None:

@@ -46,6 +46,8 @@ class Publication:
     report_path: Path | None = None
     """Where the report was written: `Outputs.report`, or beside it for a partial run (`report_destination`)."""
     notes: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    """The Markdown and HTML outputs written, each a line saying where (`the HTML page written to out.html`)."""
 
 
 def load_baseline(path: Path | None, update_baseline: bool, registration: dict[str, Any], arms: Sequence[str],
@@ -118,13 +120,17 @@ def publish(report: dict[str, Any], outputs: Outputs, baseline: dict[str, Any] |
 
 
 def _write(result: Publication, path: Path | None, data: bytes, what: str) -> None:
-    """A failed write fails the session with its reason, instead of an internal error."""
+    """A failed write fails the session with its reason, instead of an internal error; a written
+    Markdown or HTML output is said (the report has its own line)."""
     if path is None:
         return
     try:
         write_atomically(path, data)
     except OSError as error:
         result.failures.append(f"cannot write {what} to {path}: {error.strerror or error}")
+        return
+    if what != "the report":
+        result.written.append(f"{what.removeprefix('the ')} written to {path}")
 
 
 def _update_baseline(result: Publication, outputs: Outputs, baseline: dict[str, Any] | None, paired_against: Sequence[str]) -> None:
@@ -217,7 +223,8 @@ def summarize(paths: Sequence[Path], known_arms: Sequence[str], baselines: Seque
     except BenchError as error:
         raise BenchError(f"baseline {error}") from error
     published = publish(report, outputs, baseline, rules, regressions_fail_items=False, paired_against=baselines)
-    lines = report_lines(report, outputs.limit, table_groups, outputs.baseline)
+    lines = report_lines(report, outputs.limit, table_groups, outputs.baseline,
+                         published.report_path if published.report_bytes is not None else None)
     partial = report.get("partial")
     if partial:
         lines.append(f"retrieval-bench: PARTIAL report: {len(partial.get('not_run', []))} item(s) not run"
@@ -226,6 +233,7 @@ def summarize(paths: Sequence[Path], known_arms: Sequence[str], baselines: Seque
     if published.updated_baseline:
         lines.append(f"baseline updated: {outputs.baseline} ({published.updated_baseline})")
     lines += [f"retrieval-bench: {note}" for note in published.notes]
+    lines += [f"retrieval-bench: {written}" for written in published.written]
     if published.report_bytes is not None and published.report_path is not None and not published.failures:
         lines.append(f"retrieval-bench: merged {len(report['registration'].get('merged_from') or reports_among(paths))} reports into {published.report_path}")
     return published, [printable(line) for line in lines]

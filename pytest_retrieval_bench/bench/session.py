@@ -21,9 +21,6 @@ from pytest_retrieval_bench.index.tokens import TOKENIZER_VERSION
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.file_digests import FileDigests
 from pytest_retrieval_bench.corpus.progress import SetupCounts
-from pytest_retrieval_bench.corpus.read_receipts import ReadReceipts
-from pytest_retrieval_bench.corpus.release import ReleaseCorpus
-from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import BenchError
@@ -47,9 +44,9 @@ from pytest_retrieval_bench.bench.samples_setup import apply_max_samples, check_
 from pytest_retrieval_bench.bench.run import failed_record, make_request, run_item
 from pytest_retrieval_bench.bench.agent_run import AgentItems
 from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
+from pytest_retrieval_bench.bench.snapshot_sources import require_snapshot_source, snapshot_resolver
 from pytest_retrieval_bench.bench.unknown_arms import node_id_arm_message, unknown_arm_message
 from pytest_retrieval_bench.samples import LoadedSamples, Sample
-from pytest_retrieval_bench.files.jsonl import is_release_archive
 from pytest_retrieval_bench.files.sha256 import file_sha256
 from pytest_retrieval_bench.shard import partition, partition_digest
 
@@ -94,6 +91,7 @@ class BenchSession:
         self.report_bytes: bytes | None = None
         self.updated_baseline = ""  # what an update changed in the baseline, once written
         self.report_path: Path | None = None
+        self.written: list[str] = []  # the Markdown and HTML outputs written, each said on a line of its own
         self.report_notes: list[str] = []
         self.capture: CaptureWriter | None = None
         if settings.capture is not None and role != "local":
@@ -101,12 +99,13 @@ class BenchSession:
         self.copies = PrivateCopies(base_dir / "copies", owned_root=base_dir if owns_base else None)
         self.base_dir = base_dir
         self.owns_base = owns_base
-        self._require_snapshot_source()
+        require_snapshot_source(settings, self.loaded)
         check_corpus_levels(self.loaded, settings)
         self._cache_writes = CacheWrites(None if settings.no_cache else self.cache_dir())  # shared: a full disk stops every cache write
-        self.store = SnapshotStore(self._resolver(), self.copies, self._index_cache())
+        self.store = SnapshotStore(snapshot_resolver(settings, self.loaded, self.cache_dir(), self._file_digests, self.base_dir / "releases",
+                                                     self._cache_writes), self.copies, self._index_cache())
         bind_embedding_arms(config, self.arms, None if settings.no_cache else self.cache_dir() / "vectors", self._cache_writes,
-                            settings.embed.memory_budget)
+                            settings.embed.memory_budget, self.store.events)
         self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION,
                                                config.rootpath, content_digests=role != "worker", digest_of=self._file_digests.sha256 if self._file_digests else file_sha256)
         self.matched: dict[str, MatchedLatency] = matched_arms(settings.snapshot_latency, role, self.arm_names, self.arms)
@@ -171,17 +170,6 @@ class BenchSession:
         names them, and read receipts are checked against them (one hash of each file a run)."""
         return None if self.settings.no_cache else FileDigests(self.cache_dir() / "digests", self._cache_writes)
 
-    def _resolver(self) -> SnapshotResolver:
-        resolver = SnapshotResolver(explicit=dict(self.settings.snapshots), corpus_dirs=list(self.settings.corpus), repos_dir=self.settings.repos,
-                                    receipts=ReadReceipts(self.cache_dir() / "reads", self._file_digests) if self._file_digests else None)
-        for loaded in self.loaded:  # a relevance fixture names its own corpus directory; --bench-snapshot still wins
-            for key, directory in loaded.snapshots.items():
-                resolver.explicit.setdefault(key, directory)
-        for loaded in self.loaded:
-            if is_release_archive(loaded.path):
-                resolver.lazy_corpus_dirs.append(ReleaseCorpus(loaded.path, loaded.digest, self.cache_dir(), self.base_dir / "releases", self._cache_writes))
-        return resolver
-
     def _shard_keys(self) -> set[str] | None:
         """With --bench-shard I/N: the snapshots of shard I (recorded, with the partition's digest)."""
         if self.settings.shard is None:
@@ -194,16 +182,6 @@ class BenchSession:
 
     def in_shard(self, sample: Sample) -> bool:
         return self.shard_keys is None or sample.snapshot_key in self.shard_keys
-
-    def _require_snapshot_source(self) -> None:
-        """A samples file without a corpus of its own needs --bench-corpus, --bench-snapshot or --bench-repos."""
-        settings = self.settings
-        if settings.corpus or settings.snapshots or settings.repos:
-            return
-        for loaded in self.loaded:
-            if loaded.samples and not is_release_archive(loaded.path) and not loaded.snapshots:
-                raise pytest.UsageError(f"{loaded.path}: no snapshot source for its samples; give --bench-corpus DIR, "
-                                        f"--bench-snapshot OWNER/NAME@COMMIT=PATH or --bench-repos DIR")
 
     # -- collection ---------------------------------------------------------------------------
     def samples_index(self, path: Path) -> int | None:
@@ -432,6 +410,7 @@ class BenchSession:
         self.report_bytes, self.updated_baseline = published.report_bytes, published.updated_baseline
         self.report_path, self.report_notes = published.report_path, published.notes + self.compare_notes
         self.report_notes += self.sidecar.settle(published.report_path) if self.sidecar is not None else []
+        self.written = published.written
         self.report_notes += [note for note in [save_published(self.settings, self.report, published.report_bytes, self.config.rootpath)] if note]
         self.failures.extend(published.failures)
         return self.report

@@ -173,7 +173,8 @@ class SnapshotStore:
                 started = time.perf_counter()
 
     def drain_events(self) -> list[dict[str, Any]]:
-        events, self.events = self.events, []
+        events = list(self.events)
+        self.events.clear()  # in place: embedding arms hold this list to add their own events to
         return events
 
     def drain_loads(self) -> list[str]:

@@ -3,7 +3,7 @@
 A trend plot per metric (the history's metric, recall@10, mrr@k): one line per arm and series,
 runs along the x axis labelled by counter and commit, a band for the metric's interval where the
 report has one (hit@k's Wilson interval). A table below links to each run's own report page,
-written beside the history page (`PAGE_runs/NNNN.html`), and flags the samples whose outcome
+written beside the history page (`STEM_runs/NNNN.html`: `history_runs/` for `history.html`), and flags the samples whose outcome
 changed against the previous run of the same arm and series. The same rules as the report page:
 no external load (a content security policy forbids any), every text escaped, no clock.
 """
@@ -20,12 +20,15 @@ from pytest_retrieval_bench.report.build import write_atomically
 from pytest_retrieval_bench.report.gate import compare
 from pytest_retrieval_bench.report.html import CSP, render_html
 from pytest_retrieval_bench.report.svg import coordinate
+from pytest_retrieval_bench.words import counted
 
 WIDTH, HEIGHT, LEFT, TOP, BOTTOM = 720.0, 240.0, 48.0, 16.0, 40.0
 COLOURS = ("#1f5fa8", "#b2412c", "#2c8a4b", "#7a4fa3", "#b8860b", "#4a7f8c", "#a3476f", "#555555")
 STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:left}
 .ax{stroke:#444}.grid{stroke:#e4e4e4}.tick{font-size:11px;fill:#555}.flag{color:#b2412c;font-weight:600}.legend span{margin-right:14px}
-.band{opacity:.15}svg{display:block;margin:8px 0 18px}"""
+.band{opacity:.15}svg{display:block;margin:8px 0 18px;max-width:100%;height:auto}.tw{overflow-x:auto}.tw td,.tw th{white-space:nowrap;vertical-align:top}
+@media (max-width:600px){body{margin:12px}}"""
+# on a phone the plots shrink to the screen and the runs table scrolls in its own box: the page itself never scrolls sideways
 
 
 def trend_plot(loaded: Loaded, series: dict[int, str], metric: str) -> str:
@@ -100,17 +103,18 @@ def render_history(loaded: Loaded, metric: str | None, run_pages: str) -> tuple[
                     f'<td class="{"flag" if flags else ""}">{flags or "–"}</td></tr>')
     note = (f"<p class=\"flag\">{len(set(series.values()))} series: runs over other samples or another limit are drawn as lines of their "
             "own, never joined.</p>") if len(set(series.values())) > 1 else ""
-    body = (f"<h1>Retrieval bench history</h1><p>{len(loaded)} saved run(s); bands: the metric's interval where the report has one "
-            f"(hit@k's Wilson interval).</p>{note}{plots}<h2>Runs</h2><table><thead><tr><th>run</th><th>date</th><th>commit</th><th>name</th>"
+    body = (f"<h1>Retrieval bench history</h1><p>{counted(len(loaded), 'saved run')}; bands: the metric's interval where the report has one "
+            f"(hit@k's Wilson interval).</p>{note}{plots}<h2>Runs</h2><div class=\"tw\"><table><thead><tr><th>run</th><th>date</th><th>commit</th><th>name</th>"
             "<th>series</th><th>arms</th><th>samples changed against the previous run (per arm)</th></tr></thead><tbody>"
-            f"{''.join(rows)}</tbody></table>")
+            f"{''.join(rows)}</tbody></table></div>")
     html = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{CSP}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>Retrieval bench history</title><style>{STYLE}</style></head><body>{body}</body></html>\n")
     return html, pages
 
 
 def write_history_page(loaded: Loaded, page: Path, metric: str | None = None) -> Path:
-    """Write the page and, in `PAGE_runs/`, each run's own page; returns that folder."""
+    """Write the page and, in `STEM_runs/` (the page's name less its suffix), each run's own page; returns that folder."""
     folder = page.with_name(f"{page.stem}_runs")
     html, pages = render_history(loaded, metric, folder.name)
     folder.mkdir(parents=True, exist_ok=True)

@@ -4,8 +4,11 @@ saved run a later run is compared with (`--bench-compare`).
 A saved run is named `NNNN_COMMIT_YYYYMMDD_HHMMSS_NAME.json`: a counter one past the highest
 already there, the first 7 hex digits of the commit (`nocommit` outside a git repository), the
 local date and time, and the run's name; a partial run (saved only when named with `--bench-save`)
-ends in `_partial`. Its registration is written beside it (`<file>.registration.json`), as for a
-report. Both are written atomically, so an interrupted save leaves the folder as it was.
+ends in `_partial`. Its registration goes in the `registrations/` subfolder under the same name, so
+that the natural glob (`.retrieval-bench/*.json`) matches the saved reports and nothing else. Both
+are written atomically, so an interrupted save leaves the folder as it was. A folder the save
+creates gets a `.gitignore` of `*`, as pytest's cache folder does: saved runs are local history,
+not sources (delete the file to commit them).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from pytest_retrieval_bench.report.merge import checked_report, read_report
 
 _FILE = re.compile(r"^(?P<counter>\d{4,})_(?P<commit>[0-9a-f]{7}|nocommit)_(?P<date>\d{8}_\d{6})_(?P<name>[A-Za-z0-9.-]+)(?P<partial>_partial)?\.json$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,63}$")
+REGISTRATIONS = "registrations"
+GITIGNORE = "# Created by pytest-retrieval-bench automatically: saved runs are local history.\n*\n"
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,7 @@ def saved_runs(storage: Path) -> list[SavedRun]:
         return []
     runs = []
     for path in storage.iterdir():
-        match = None if path.name.endswith(".registration.json") else _FILE.match(path.name)
+        match = None if path.name.endswith(".registration.json") else _FILE.match(path.name)  # a sidecar of an older store
         if match:
             runs.append(SavedRun(path, int(match["counter"]), match["commit"], match["date"], match["name"], bool(match["partial"])))
     return sorted(runs, key=lambda run: run.counter)
@@ -66,10 +71,18 @@ def save_run(storage: Path, report_bytes: bytes, name: str, commit: dict[str, An
     short = (commit or {}).get("id", "")[:7] or "nocommit"
     stamp = (now or datetime.now()).strftime("%Y%m%d_%H%M%S")
     path = storage / f"{counter:04d}_{short}_{stamp}_{check_name(name)}{'_partial' if report.get('partial') else ''}.json"
-    storage.mkdir(parents=True, exist_ok=True)
-    write_atomically(path.with_name(path.name + ".registration.json"), canonical_json(report.get("registration", {})))
+    if not storage.is_dir():
+        storage.mkdir(parents=True)
+        write_atomically(storage / ".gitignore", GITIGNORE.encode())
+    (storage / REGISTRATIONS).mkdir(exist_ok=True)
+    write_atomically(registration_path(path), canonical_json(report.get("registration", {})))
     write_atomically(path, report_bytes)
     return path
+
+
+def registration_path(saved: Path) -> Path:
+    """Where a saved run's registration is kept: apart, so a glob over the folder's `*.json` gets reports only."""
+    return saved.parent / REGISTRATIONS / saved.name
 
 
 def _misfit(report: Any, digests: Sequence[str], limit: int) -> str | None:
@@ -114,14 +127,35 @@ def find_compared(storage: Path, choice: str, digests: Sequence[str], limit: int
                 return run, skipped
             skipped.append(f"{run.path.name}: {why}")
         raise BenchError(f"--bench-compare: no saved run in {storage} fits this run ({'; '.join(skipped)})")
-    chosen = [run for run in runs if (choice.isdigit() and run.counter == int(choice)) or run.name == choice]
-    if not chosen:
-        raise BenchError(f"--bench-compare {choice!r}: no saved run numbered or named so in {storage} "
-                         f"(saved: {', '.join(run.label for run in runs)})")
-    why = _fits(chosen[-1], digests, limit)
+    chosen = named_run(runs, choice)
+    if chosen is None:
+        raise BenchError(f"--bench-compare {choice!r}: {_not_found(runs, storage)}")
+    why = _fits(chosen, digests, limit)
     if why is not None:
-        raise BenchError(f"--bench-compare {choice!r}: {chosen[-1].path.name} is {why}, so it cannot be paired with this run")
-    return chosen[-1], []
+        raise BenchError(f"--bench-compare {choice!r}: {chosen.path.name} is {why}, so it cannot be paired with this run")
+    return chosen, []
+
+
+def named_run(runs: Sequence[SavedRun], choice: str) -> SavedRun | None:
+    """The saved run a counter (`7`, `0007`) or a run name (its newest run) names, or None."""
+    chosen = [run for run in runs if (choice.isdigit() and run.counter == int(choice)) or run.name == choice]
+    return chosen[-1] if chosen else None
+
+
+def _not_found(runs: Sequence[SavedRun], storage: Path) -> str:
+    return f"no saved run numbered or named so in {storage} (saved: {', '.join(run.label for run in runs) or 'none'})"
+
+
+def report_or_saved_run(given: Path, storage: Path) -> Path:
+    """A report path as given, or, when no such file exists, the saved run it names (`latest`, a counter
+    or a run name, as `--bench-compare` takes them); neither is an error saying both were tried."""
+    if given.exists() or given.parent != Path("."):
+        return given
+    runs = saved_runs(storage)
+    chosen = runs[-1] if runs and str(given) == "latest" else named_run(runs, str(given))
+    if chosen is None:
+        raise BenchError(f"{given}: no such report file, and {_not_found(runs, storage)}")
+    return chosen.path
 
 
 Loaded = list[tuple[SavedRun, dict[str, Any]]]

@@ -14,8 +14,15 @@ from pytest_retrieval_bench.report.tables import fixed_width, interval, number, 
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.metrics import cutoffs
 from pytest_retrieval_bench.scoring.verdicts import verdict_of
+from pytest_retrieval_bench.words import counted
 
-HEADERS = ["run", "date", "commit", "name", "series", "samples", "arm", "{metric}", "interval", "recall@10", "mrr@k", "change", "bootstrap 95%", "verdict"]
+HEADERS = ["run", "date", "commit", "name", "series", "samples", "arm", "{metric}", "interval", "{also}", "change in {metric}", "bootstrap 95%", "verdict"]
+ALSO_SHOWN = ("recall@10", "mrr@k")
+"""Shown beside the history's metric, unless it is that metric (a column is never printed twice)."""
+
+
+def _also(metric: str | None) -> list[str]:
+    return [name for name in ALSO_SHOWN if name != metric]
 
 
 def default_metric(limit: int) -> str:
@@ -48,19 +55,22 @@ def history_rows(loaded: Loaded, metric: str | None = None) -> tuple[list[str], 
                     paired = stats.bootstrap_interval(diffs, run_pair_seed("all", arm, chosen))
                     change, bootstrap, verdict = signed(stats.mean(diffs)), interval(paired, sign=True), verdict_of(paired, len(diffs))
             rows.append([f"{run.counter:04d}", date, run.commit, run.name + (" (partial)" if run.partial else ""), label, samples, arm,
-                         number(metrics.get(chosen)), interval(bounds), number(metrics.get("recall@10")), number(metrics.get("mrr@k")),
+                         number(metrics.get(chosen)), interval(bounds), *(number(metrics.get(name)) for name in _also(chosen)),
                          change, bootstrap, verdict])
             previous[(label, arm)] = current
     notes = []
     if len(set(series.values())) > 1:
         notes.append(f"{len(set(series.values()))} series: runs over other samples or another limit are never paired with each other")
-    return [header.replace("{metric}", chosen or "metric") for header in HEADERS], rows, notes
+    headers = [header for header in HEADERS if header != "{also}"]
+    at = HEADERS.index("{also}")
+    headers[at:at] = _also(chosen)
+    return [header.replace("{metric}", chosen or "metric") for header in headers], rows, notes
 
 
 def history_lines(loaded: Loaded, unreadable: list[str], storage: str, metric: str | None = None) -> list[str]:
     if not loaded and not unreadable:
         return [f"retrieval-bench history: no saved run in {storage} (save one with --bench-save NAME or --bench-autosave)"]
     headers, rows, notes = history_rows(loaded, metric)
-    lines = [f"retrieval-bench history: {len(loaded) + len(unreadable)} saved run(s) in {storage}; change: paired difference against "
-             "the previous run of the same arm and series, over the positive samples both scored"]
+    lines = [f"retrieval-bench history: {counted(len(loaded) + len(unreadable), 'saved run')} in {storage}; change in {headers[7]}: "
+             "the paired difference against the previous run of the same arm and series, over the positive samples both scored"]
     return lines + fixed_width((headers, rows)) + unreadable + notes

@@ -16,7 +16,7 @@ td.arm{font-family:ui-monospace,monospace;white-space:nowrap}.ci{display:block;c
 td.notrun{color:var(--muted);font-weight:600}.v.better{color:var(--good)}.v.worse{color:var(--bad)}.v.nd,.v.few{color:var(--nd)}
 table.ranks td,table.ranks th{padding:2px 5px}select{font:inherit;margin-right:12px}label{margin-right:4px}
 .controls{margin:8px 0;padding:8px;background:#f6f7f9;border-radius:6px}#sample-count{font-weight:600}
-svg.plot{display:block;margin:4px 0 6px;overflow:visible}svg text{font:11px system-ui,sans-serif;fill:var(--fg)}
+svg.plot{display:block;margin:4px 0 6px;overflow:visible;max-width:100%;height:auto}svg text{font:11px system-ui,sans-serif;fill:var(--fg)}
 svg .tick{fill:var(--muted);font-size:10px}svg .ptitle{font-weight:600}svg .ax{stroke:#8a949e}svg .grid{stroke:#eceff2}
 svg .stripe{fill:#f7f8fa}svg .zero{stroke:#222;stroke-dasharray:4 3}svg .bar,svg .cap{stroke:var(--acc);stroke-width:1.6}
 svg .pt{fill:var(--acc)}svg .better .bar,svg .better .cap{stroke:var(--good)}svg .better .pt{fill:var(--good)}
@@ -31,7 +31,8 @@ details.sample{border-bottom:1px solid var(--line);padding:4px 0}details.sample>
 .rankings{display:grid;grid-template-columns:repeat(auto-fill,minmax(290px,1fr));gap:10px 18px}.rk p{margin:0 0 2px}
 .rk ol{margin:2px 0;padding-left:26px;font:12px ui-monospace,monospace;overflow-wrap:anywhere}
 .gold{color:var(--good);font-weight:700}.hn{color:var(--bad)}pre{white-space:pre-wrap;word-break:break-word;margin:2px 0;font-size:12px}
-pre.err{color:var(--bad)}code{font-size:12px;word-break:break-all}details.arm-changes>summary{font-family:ui-monospace,monospace;cursor:pointer;margin:6px 0}
+pre.err{color:var(--bad)}code{font-size:12px;word-break:break-all}
+code.rule,table.rules td{white-space:nowrap;word-break:normal}details.arm-changes>summary{font-family:ui-monospace,monospace;cursor:pointer;margin:6px 0}
 """
 
 

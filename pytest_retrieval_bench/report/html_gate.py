@@ -20,7 +20,7 @@ FORMS_NOTE = ('A rule reads the bootstrap 95% interval of (run - baseline). Non-
 def _rule_row(rule: dict[str, Any]) -> list[str]:
     """One gate rule result as the report states it (verdict pass / fail)."""
     verdict_css = "good" if rule.get("verdict") == "pass" else "bad"
-    return [f"<code>{esc(rule.get('rule'))}</code>", esc(form_words(rule)), td_arm(rule.get("arm")), esc(rule.get("group")),
+    return [f'<code class="rule">{esc(rule.get("rule"))}</code>', esc(form_words(rule)), td_arm(rule.get("arm")), esc(rule.get("group")),
             esc(rule.get("metric")), td_num(signed(rule.get("threshold"))), td_num(count_text(rule.get("n"))),
             td_num(signed(rule.get("mean_difference"))), interval_text(rule.get("bootstrap95"), sign=True),
             "yes" if rule.get("significant") else "no", f'<td class="v {verdict_css}">{esc(rule.get("verdict"))}</td>']
@@ -31,7 +31,7 @@ def rules_block(baseline: dict[str, Any]) -> str:
     rules = baseline.get("rules", [])
     parts = [f'<p class="note">{FORMS_NOTE}</p>',
              html_table(RULE_HEADERS, [_rule_row(rule) for rule in rules], "rules") if rules else "<p>No gate rules were given.</p>"]
-    notes = [f"<li><code>{esc(rule.get('rule'))}</code> ({esc(rule.get('arm'))}): {esc(needed_note(rule))}</li>"
+    notes = [f"<li><code class=\"rule\">{esc(rule.get('rule'))}</code> ({esc(rule.get('arm'))}): {esc(needed_note(rule))}</li>"
              for rule in rules if needed_note(rule)]
     if notes:
         parts.append(f'<ul class="needed">{"".join(notes)}</ul>')

@@ -7,6 +7,7 @@ import json
 from typing import Any, Sequence
 
 from pytest_retrieval_bench.report import svg
+from pytest_retrieval_bench.words import counted
 from pytest_retrieval_bench.report.html_parts import count_text, esc, html_table, num, outcome_of, report_limit, select_box, td_arm, td_num
 from pytest_retrieval_bench.report.html_trajectory import trajectory_html
 
@@ -162,4 +163,4 @@ def value_html(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, indent=1)
     if len(text) <= 120:
         return f"<code>{esc(json.dumps(value, sort_keys=True, ensure_ascii=False))}</code>"
-    return f'<details><summary>{len(value)} entries</summary><pre>{esc(text)}</pre></details>'
+    return f'<details><summary>{counted(len(value), "entry")}</summary><pre>{esc(text)}</pre></details>'

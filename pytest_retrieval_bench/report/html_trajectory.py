@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_retrieval_bench.report.html_parts import esc, html_table, td_num
+from pytest_retrieval_bench.report.html_parts import esc, html_table, td_arm, td_num
 from pytest_retrieval_bench.report.trajectory_tables import NOTES, trajectory_tables
 
 STYLE = (".traj ol{margin:2px 0;padding-left:4px;list-style:none;font:12px ui-monospace,monospace;overflow-wrap:anywhere}"
          ".traj .sup{color:var(--accent,#1f5fbf);font-weight:600}.traj .ref{color:var(--bad)}.traj .fin{font-weight:700}")
-TEXT_COLUMNS = {"Task", "Run", "Method"}
 
 
 def trajectory_tables_html(report: dict[str, Any]) -> str:
@@ -27,7 +26,8 @@ def trajectory_tables_html(report: dict[str, Any]) -> str:
     parts = [f'<section id="trajectory"><h2>Trajectory</h2><style>{STYLE}</style>',
              *(f'<p class="note">{esc(note)}</p>' for note in NOTES)]
     for title, headers, rows in tables:
-        cells = [[esc(cell) if header in TEXT_COLUMNS else td_num(esc(cell)) for cell, header in zip(row, headers)] for row in rows]
+        cells = [[td_arm(cell) if header in ("Run", "Method") else esc(cell) if header == "Task" else td_num(esc(cell))
+                  for cell, header in zip(row, headers)] for row in rows]
         parts.append(f"<h3>{esc(title)}</h3>{html_table(headers, cells, 'traj-table')}")
     return "".join(parts) + "</section>"
 

@@ -1,7 +1,9 @@
 """The report as GitHub-flavoured Markdown, for `$GITHUB_STEP_SUMMARY` or a pull-request comment.
 
 The tables are the terminal's (`report.tables`), with every cell escaped for a pipe table; the
-per-task tables sit in `<details>` blocks so the summary stays short.
+per-task tables sit in `<details>` blocks so the summary stays short. A gated report starts with
+the gate's verdict and its failing rules: a reviewer reads the answer before the tables, and the
+rest of the comparison (every rule, the samples that changed) comes after them.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def render(report: dict[str, Any], limit: int) -> str:
     partial = report.get("partial")
     if partial:
         lines += [f"**PARTIAL report**: {len(partial['not_run'])} selected sample x arm item(s) did not run.", ""]
+    lines += _verdict_lines(report.get("baseline"))
     summary = report.get("summary", {})
     if "all" in summary:
         lines += _group_block(report, "all", limit)
@@ -55,16 +58,34 @@ def render(report: dict[str, Any], limit: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _rules_lines(rules: list[dict[str, Any]]) -> list[str]:
+    rows = [[rule["rule"], rule["arm"], form_words(rule), str(rule["n"]), number(rule["mean_difference"]), interval(rule["bootstrap95"], sign=True),
+             rule["verdict"] + ("" if rule["significant"] else " (not significant)")] for rule in rules]
+    lines = pipe_table((["rule", "arm", "form", "n", "mean", "bootstrap 95%", "verdict"], rows))
+    notes = [f"- {escape(rule['rule'])} ({escape(rule['arm'])}): {escape(needed_note(rule))}" for rule in rules if needed_note(rule)]
+    return lines + (["", *notes] if notes else [])
+
+
+def _verdict_lines(baseline: dict[str, Any] | None) -> list[str]:
+    """First in the comment: the gate's verdict, and the rules that failed it."""
+    if not baseline:
+        return []
+    failing = [rule for rule in baseline["rules"] if rule["verdict"] == "fail"]
+    passed = len(baseline["rules"]) - len(failing)
+    if not baseline["rules"]:
+        return ["**Gate**: no rule; the comparison with the baseline is below the tables.", ""]
+    if not failing:
+        return [f"**Gate passed**: all {len(baseline['rules'])} rule(s) hold against the baseline.", ""]
+    return [f"**Gate FAILED**: {len(failing)} of {len(baseline['rules'])} rule(s) failed ({passed} passed; all rules and the changed samples follow the tables).", "",
+            *_rules_lines(failing), ""]
+
+
 def _baseline_lines(baseline: dict[str, Any] | None) -> list[str]:
     if not baseline:
         return []
     lines = ["", f"### Against the baseline: {'**FAILED**' if baseline['failed'] else 'passed'}", ""]
     if baseline["rules"]:
-        rows = [[rule["rule"], rule["arm"], form_words(rule), str(rule["n"]), number(rule["mean_difference"]), interval(rule["bootstrap95"], sign=True),
-                 rule["verdict"] + ("" if rule["significant"] else " (not significant)")] for rule in baseline["rules"]]
-        lines += pipe_table((["rule", "arm", "form", "n", "mean", "bootstrap 95%", "verdict"], rows))
-        notes = [f"- {escape(rule['rule'])} ({escape(rule['arm'])}): {escape(needed_note(rule))}" for rule in baseline["rules"] if needed_note(rule)]
-        lines += ["", *notes] if notes else []
+        lines += _rules_lines(baseline["rules"])
     if new_arms_note(baseline):
         lines += ["", escape(new_arms_note(baseline))]
     for side, key in (("only in this run", "only_in_run"), ("only in the baseline", "only_in_baseline")):

@@ -116,20 +116,28 @@ def _interval_marks(item: Interval, x_of: Callable[[float], float], y: float, x_
 
 def interval_panels(labels: Sequence[str], panels: Sequence[Panel], *, domain: tuple[float, float] = (0.0, 1.0),
                     zero: float | None = None, panel_width: float = 170.0, caption: str = "") -> str:
-    """Small multiples of points with error bars: rows are labels (arms, comparisons), columns panels.
+    """Small multiples of points with error bars: rows are labels (arms, comparisons), one plot per panel.
 
-    All panels share the domain so their bars can be compared by eye; `zero` draws the reference
-    line of a forest plot.
+    Each panel is a plot of its own, with the row labels, in a wrapping row: side by side on a
+    wide screen, one under another on a phone (one plot holding every panel was wider than the
+    screen). All panels share the domain so their bars can be compared by eye; `zero` draws the
+    reference line of a forest plot.
     """
+    plots = "".join(_interval_panel(labels, panel, domain, zero, panel_width, f"{caption}: {panel.title}" if caption else panel.title)
+                    for panel in panels)
+    return f'<div class="multiples">{plots}</div>'
+
+
+def _interval_panel(labels: Sequence[str], panel: Panel, domain: tuple[float, float], zero: float | None, panel_width: float,
+                    caption: str) -> str:
     label_width = _label_width(labels)
-    gap = 18.0
-    width = label_width + len(panels) * (panel_width + gap)
+    width = label_width + panel_width + 10
     axis_y = PANEL_TOP + ROW_HEIGHT * len(labels) + 4
     height = axis_y + AXIS_HEIGHT
     low, high = domain
 
-    def x_at(origin: float) -> Callable[[float], float]:
-        return lambda value: origin + (min(max(value, low), high) - low) / (high - low) * panel_width
+    def x_of(value: float) -> float:
+        return label_width + (min(max(value, low), high) - low) / (high - low) * panel_width
 
     parts = [_svg_open(width, height, caption)]
     for row, label in enumerate(labels):
@@ -137,16 +145,13 @@ def interval_panels(labels: Sequence[str], panels: Sequence[Panel], *, domain: t
         if row % 2:
             parts.append(f'<rect class="stripe" x="0" y="{coordinate(y - ROW_HEIGHT / 2)}" width="{coordinate(width)}" height="{ROW_HEIGHT}"/>')
         parts.append(f'<text class="label" x="{coordinate(label_width - 8)}" y="{coordinate(y + 4)}" text-anchor="end">{escape(_clip(label))}</text>')
-    for index, panel in enumerate(panels):
-        x0 = label_width + index * (panel_width + gap)
-        x_of = x_at(x0)
-        parts.append(f'<text class="ptitle" x="{coordinate(x0 + panel_width / 2)}" y="16" text-anchor="middle">{escape(panel.title)}</text>')
-        parts.extend(_x_axis(x0, panel_width, axis_y, domain, PANEL_TOP))
-        if zero is not None and low <= zero <= high:
-            parts.append(f'<line class="zero" x1="{coordinate(x_of(zero))}" y1="{coordinate(PANEL_TOP - 4)}" x2="{coordinate(x_of(zero))}" y2="{coordinate(axis_y)}"/>')
-        for row, item in enumerate(panel.rows):
-            y = PANEL_TOP + ROW_HEIGHT * row + ROW_HEIGHT / 2
-            parts.append(_interval_marks(item, x_of, y, x0 + panel_width / 2))
+    parts.append(f'<text class="ptitle" x="{coordinate(label_width + panel_width / 2)}" y="16" text-anchor="middle">{escape(panel.title)}</text>')
+    parts.extend(_x_axis(label_width, panel_width, axis_y, domain, PANEL_TOP))
+    if zero is not None and low <= zero <= high:
+        parts.append(f'<line class="zero" x1="{coordinate(x_of(zero))}" y1="{coordinate(PANEL_TOP - 4)}" x2="{coordinate(x_of(zero))}" y2="{coordinate(axis_y)}"/>')
+    for row, item in enumerate(panel.rows):
+        y = PANEL_TOP + ROW_HEIGHT * row + ROW_HEIGHT / 2
+        parts.append(_interval_marks(item, x_of, y, label_width + panel_width / 2))
     parts.append("</svg>")
     return "".join(parts)
 
@@ -196,7 +201,7 @@ class LatencyRow:
     note: str = ""
 
 
-def latency_ranges(rows: Sequence[LatencyRow], *, caption: str, plot_width: float = 420.0) -> str:
+def latency_ranges(rows: Sequence[LatencyRow], *, caption: str, plot_width: float = 280.0) -> str:
     """p50 (dot) to p95 (bar end), max (cross) on one millisecond axis; NOT_RUN rows say so."""
     labels = [row.label for row in rows]
     label_width = _label_width(labels)

@@ -117,8 +117,13 @@ def fixed_width(table: Table) -> list[str]:
     return lines
 
 
-def report_lines(report: dict[str, Any], limit: int, groups: Sequence[str], baseline_path: Any) -> list[str]:
-    """The tables of a report (a run's or a merge's): summary groups, paired comparisons, baseline."""
+CHANGES_SHOWN = 20
+"""Regressed and improved samples printed per arm; the rest are counted, and the line says where they are."""
+
+
+def report_lines(report: dict[str, Any], limit: int, groups: Sequence[str], baseline_path: Any, written_to: Any = None) -> list[str]:
+    """The tables of a report (a run's or a merge's): summary groups, paired comparisons, baseline.
+    `written_to`, the report's path when one is written, is where the samples not printed can be read."""
     summary, paired = report.get("summary", {}), report.get("paired", {})
     lines: list[str] = []
     for group in groups_to_show(summary, groups):
@@ -149,8 +154,15 @@ def report_lines(report: dict[str, Any], limit: int, groups: Sequence[str], base
                 lines.append(f"  samples {side}: {', '.join(baseline[key])}")
         for arm, changes in baseline["arms"].items():
             lines.append(f"  {arm}: {changes['improved']} improved, {changes['regressed']} regressed, {changes['unchanged']} unchanged")
-            for change in changes["regressions"][:20]:
-                lines.append(f"    REGRESSED {change['id']} ({change['repo']}): {change['why']}")
-            for change in changes["improvements"][:20]:
-                lines.append(f"    improved  {change['id']} ({change['repo']}): {change['why']}")
+            for word, key in (("REGRESSED", "regressions"), ("improved ", "improvements")):
+                for change in changes[key][:CHANGES_SHOWN]:
+                    lines.append(f"    {word} {change['id']} ({change['repo']}): {change['why']}")
+                if len(changes[key]) > CHANGES_SHOWN:
+                    lines.append(f"    ... and {len(changes[key]) - CHANGES_SHOWN} more {word.strip().lower()}: {_where_all(written_to, arm, key)}")
     return [printable(line) for line in lines]
+
+
+def _where_all(written_to: Any, arm: str, key: str) -> str:
+    if written_to is None:
+        return "write the report (--bench-report PATH) to read them all"
+    return f'see {written_to} (baseline.arms["{arm}"].{key})'
