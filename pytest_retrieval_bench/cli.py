@@ -252,7 +252,7 @@ def _run(args: argparse.Namespace) -> int:
 
         runs = saved_runs(args.storage)
         # once, for the table and the page (which shows each run's whole page: every section it shows is checked)
-        loaded, unreadable = load_saved(runs, ("summary", "paired", "latency", "baseline") if args.html is not None else ("summary",))
+        loaded, unreadable = load_saved(runs, ("summary", "paired", "latency", "baseline", "trajectory") if args.html is not None else ("summary",))
         print("\n".join(history_lines(loaded, unreadable, str(args.storage), args.metric)))
         if args.html is not None:
             from pytest_retrieval_bench.history.page import write_history_page
