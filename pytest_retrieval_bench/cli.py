@@ -45,7 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     page = commands.add_parser("html", help="a self-contained HTML page of a written report (a run, a merge or a baseline comparison)")
     page.add_argument("report", type=Path)
     page.add_argument("--output", "-o", type=Path, required=True)
-    board = commands.add_parser("leaderboard", help="a written report's summary in the Agent Retrieval Bench's leaderboard layout")
+    board = commands.add_parser("leaderboard", help="a written report's summary in the Agent Retrieval Bench's leaderboard layout (with agent arms, its V1.4 trajectory tables too)")
     board.add_argument("report", type=Path)
     board.add_argument("--markdown", type=Path, metavar="OUT", help="also write the tables as Markdown here")
     board.add_argument("--mrr-at-k", action="store_true", help="also show MRR@k (MRR cut at the run's limit) after the bench's MRR")
@@ -112,7 +112,7 @@ def _html(args: argparse.Namespace) -> int:
 
     try:
         check_outputs([("--output", args.output)], [("report", args.report)], [])
-        report = read_report(args.report, sections=("summary", "paired", "latency", "baseline"))
+        report = read_report(args.report, sections=("summary", "paired", "latency", "baseline", "trajectory"))
         write_atomically(args.output, render_html(report).encode("utf-8"))
     except BenchError as error:
         print(printable(f"retrieval-bench: error: {error}"), file=sys.stderr)
@@ -127,10 +127,11 @@ def _html(args: argparse.Namespace) -> int:
 def _leaderboard(args: argparse.Namespace) -> int:
     """Exit 0 with the tables printed (and written); 2 for an unreadable report or an unwritable output."""
     from pytest_retrieval_bench.report.leaderboard import leaderboard_markdown, leaderboard_tables, leaderboard_text
+    from pytest_retrieval_bench.report.trajectory_tables import trajectory_markdown, trajectory_text
 
     try:
         check_outputs([("--markdown", args.markdown)], [("report", args.report)], [])
-        report = read_report(args.report, sections=("summary",))
+        report = read_report(args.report, sections=("summary", "trajectory"))
     except BenchError as error:
         print(printable(f"retrieval-bench: error: {error}"), file=sys.stderr)
         return 2
@@ -139,11 +140,11 @@ def _leaderboard(args: argparse.Namespace) -> int:
         return 2
     if args.markdown is not None:
         try:
-            write_atomically(args.markdown, leaderboard_markdown(report, args.mrr_at_k).encode("utf-8"))
+            write_atomically(args.markdown, (leaderboard_markdown(report, args.mrr_at_k) + trajectory_markdown(report)).encode("utf-8"))
         except OSError as error:
             print(printable(f"retrieval-bench: error: cannot write {args.markdown}: {error.strerror or error}"), file=sys.stderr)
             return 2
-    print(leaderboard_text(report, args.mrr_at_k), end="")
+    print(leaderboard_text(report, args.mrr_at_k) + trajectory_text(report), end="")
     if args.markdown is not None:
         print(f"retrieval-bench: wrote {args.markdown}")
     return 0
@@ -257,7 +258,7 @@ def _run(args: argparse.Namespace) -> int:
 
         runs = saved_runs(args.storage)
         # once, for the table and the page (which shows each run's whole page: every section it shows is checked)
-        loaded, unreadable = load_saved(runs, ("summary", "paired", "latency", "baseline") if args.html is not None else ("summary",))
+        loaded, unreadable = load_saved(runs, ("summary", "paired", "latency", "baseline", "trajectory") if args.html is not None else ("summary",))
         print("\n".join(history_lines(loaded, unreadable, str(args.storage), args.metric)))
         if args.html is not None:
             from pytest_retrieval_bench.history.page import write_history_page

@@ -11,7 +11,8 @@
   qrels can hold) and leaves the unranked samples out.
 - `qrels`: the gold files of every positive sample (of those the chosen arms scored), `qid 0 docid 1`.
 - `csv` / `jsonl`: one row per sample x arm for pandas: the sample's labels, the outcome fields and
-  every metric the record holds (a column per metric; empty where a record has none).
+  every metric the record holds (a column per metric; empty where a record has none); with agent
+  arms, the trajectory figures too (`export_trajectory.py`).
 
 Sample ids, arm names and paths are written as they are; a field holding white space (which the
 TREC formats split on) is refused rather than written ambiguously.
@@ -26,6 +27,7 @@ from typing import Any, Iterator, Sequence
 import orjson
 
 from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.report.export_trajectory import trajectory_columns
 from pytest_retrieval_bench.report.merge import is_named
 
 FORMATS = ("trec", "qrels", "csv", "jsonl")
@@ -89,11 +91,13 @@ def qrels(report: dict[str, Any], arms: Sequence[str] = ()) -> str:
 
 def flat_rows(report: dict[str, Any], arms: Sequence[str] = ()) -> list[dict[str, Any]]:
     rows = []
+    trajectory = trajectory_columns(report) if report.get("trajectory") else {}
     for entry, arm, record in _records(report, arms):
         row: dict[str, Any] = {"sample_id": entry["id"], "arm": arm, "repo": entry.get("repo"), "task_type": entry.get("task_type"),
                                "stratum": entry.get("stratum")}
         row.update({field: record.get(field) for field in ROW_FIELDS[5:]})
         row.update(record.get("metrics") or {})
+        row.update(trajectory.get((entry["id"], arm), {}))
         rows.append(row)
     return rows
 

@@ -17,6 +17,7 @@ from pytest_retrieval_bench.report.html_gate import rules_block
 from pytest_retrieval_bench.report.html_parts import (count_text, esc, group_order, html_table, interval_text, metric_order, num, p_text,
                                                        report_arms, report_limit, select_box, signed, td_arm, td_num)
 from pytest_retrieval_bench.report.html_problems import snapshot_problems_banner
+from pytest_retrieval_bench.report.html_trajectory import trajectory_tables_html
 from pytest_retrieval_bench.report.html_samples import ranks_section, samples_section, value_html
 from pytest_retrieval_bench.scoring.verdicts import BETTER, NOT_DISTINGUISHABLE, TOO_FEW, WORSE, holm, verdict_of
 
@@ -39,7 +40,8 @@ def _header(report: dict[str, Any], arms: Sequence[str]) -> str:
              f"{len(report.get('details', []))} samples", f"{len(arms)} arms"]
     if "merged_from" in registration:
         facts.append(f"merged from {len(registration['merged_from'])} reports")
-    links = [("summary", "Per arm"), ("paired", "Paired"), ("baseline", "Baseline"), ("latency", "Latency"),
+    trajectory = [("trajectory", "Trajectory")] if report.get("trajectory") else []  # agent runs only: other pages keep their bytes
+    links = [("summary", "Per arm"), *trajectory, ("paired", "Paired"), ("baseline", "Baseline"), ("latency", "Latency"),
              ("ranks", "Ranks"), ("samples", "Samples"), ("registration", "Registration")]
     nav = " ".join(f'<a href="#{anchor}">{text}</a>' for anchor, text in links if anchor != "baseline" or report.get("baseline"))
     return f'<header><h1>Retrieval bench report</h1><p class="meta">{" · ".join(facts)}</p><nav>{nav}</nav></header>'
@@ -305,6 +307,7 @@ def render_html(report: dict[str, Any], *, plots: bool | None = None) -> str:
         _banners(report),
         snapshot_problems_banner(report),
         _summary_section(report, draw),
+        trajectory_tables_html(report),
         _paired_section(report, draw),
         _baseline_section(report) if report.get("baseline") else "",
         _latency_section(report, draw),

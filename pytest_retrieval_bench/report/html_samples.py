@@ -9,6 +9,7 @@ from typing import Any, Sequence
 from pytest_retrieval_bench.report import svg
 from pytest_retrieval_bench.words import counted
 from pytest_retrieval_bench.report.html_parts import count_text, esc, html_table, num, outcome_of, report_limit, select_box, td_arm, td_num
+from pytest_retrieval_bench.report.html_trajectory import trajectory_html
 
 OUTCOMES = ("hit", "miss", "abstained", "answered", "error", "not run")
 
@@ -152,7 +153,7 @@ def _ranking(arm: str, record: dict[str, Any], entry: dict[str, Any]) -> str:
         line += " · abstained"
     error = f'<pre class="err">{esc(record["error"])}</pre>' if record.get("error") else ""
     listing = f"<ol>{''.join(items)}</ol>" if items else '<p class="muted">empty ranking</p>'
-    return f'<div class="rk"><h5>{esc(arm)}</h5><p class="muted">{line}</p>{error}{listing}</div>'
+    return f'<div class="rk"><h5>{esc(arm)}</h5><p class="muted">{line}</p>{error}{listing}{trajectory_html(record, entry)}</div>'
 
 
 def value_html(value: Any) -> str:

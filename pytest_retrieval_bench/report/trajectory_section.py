@@ -4,9 +4,10 @@ Built from the details alone (so a run, a merge of its shards and a reader's che
 alike): each agent record's closed-tool detail row is recomputed exactly from what the record holds
 (its steps, the gold and label fields of its detail, its closed-tool fields), then aggregated with
 the bench's `summarize_trajectory_details` and `summarize_closed_tool` (macro means per task type
-and overall) and a Wilson interval on final-any-gold. Samples without gold are not in the bench's
-figures (it skips them); the section counts them and their abstentions apart. Reports without an
-agent arm have no such section.
+and overall), with a Wilson interval on final-any-gold, the mean final files and the bench's budget
+curve (`scoring/trajectory_budget.py`). Samples without gold are not in the bench's figures (it
+skips them); the section counts them and their abstentions apart. Ranking arms of the run get the
+bench's same-budget contrast (`same_budget.py`). Reports without an agent arm have no such section.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any, Iterable, Mapping
 
+from pytest_retrieval_bench.report.same_budget import same_budget_sections
 from pytest_retrieval_bench.scoring import stats
+from pytest_retrieval_bench.scoring.trajectory_budget import budget_curve
 from pytest_retrieval_bench.scoring.trajectory import closed_tool_detail, summarize_closed_tool, summarize_trajectory_details
 
 _DETAIL_FIELDS = ("gold_files", "supporting_context_files", "gold_spans", "gold_blocks", "closed_tool", "metrics")
@@ -67,6 +70,16 @@ def agent_records(details: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[
     return found
 
 
+def average_final_files(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Mean final files per task type and `overall` (the V1.4 results' "Avg final")."""
+    grouped: dict[str, list[int]] = defaultdict(list)
+    for row in rows:
+        count = len(row["closed_tool"].get("final_files") or [])
+        grouped["overall"].append(count)
+        grouped[str(row.get("task_type") or "unknown")].append(count)
+    return {task: sum(counts) / len(counts) for task, counts in sorted(grouped.items())}
+
+
 def arm_section(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> dict[str, Any]:
     rows = [detail_row(entry, record) for entry, record in pairs if "detail" in record["trajectory"]]
     no_gold = [record for _, record in pairs if "detail" not in record["trajectory"]]
@@ -79,6 +92,8 @@ def arm_section(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> dic
         "no_gold": {"samples": len(no_gold), "abstentions": sum(1 for record in no_gold if record.get("abstained"))},
         "metrics": summarize_trajectory_details(rows),
         "closed_tool_metrics": summarize_closed_tool(rows),
+        "average_final_files": average_final_files(rows),
+        "budget_curve": budget_curve(rows),
         "final_any_gold": {"hits": hits, "n": len(rows), "rate": hits / len(rows) if rows else None,
                            "wilson95": list(interval) if interval is not None else None},
     }
@@ -93,8 +108,13 @@ def arm_section(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> dic
 
 
 def trajectory_section(details: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Per agent arm: the bench's trajectory and closed-tool aggregates; empty without agent records."""
-    return {arm: arm_section(pairs) for arm, pairs in sorted(agent_records(details).items())}
+    """Per agent arm: the bench's trajectory and closed-tool aggregates; per ranking arm, the bench's
+    same-budget contrast (`same_budget.py`); empty without agent records."""
+    details = list(details)
+    agents = agent_records(details)
+    section: dict[str, Any] = {arm: arm_section(pairs) for arm, pairs in sorted(agents.items())}
+    section.update(same_budget_sections(details, agents))
+    return dict(sorted(section.items()))
 
 
 def trajectory_record_problem(record: Mapping[str, Any], entry: Mapping[str, Any], where: str) -> str | None:

@@ -1,0 +1,129 @@
+"""The same-budget contrast of the report's `trajectory` section against the bench's
+`evaluate_ranked_context_as_trajectory` on the bundled release (`tests/fixtures/arb_closed_tool/
+same_budget.json`): the plugin's `arb-lexical` and `arb-bm25` records, run in this process next to
+the built-in agent, give the bench's figures for the rankings with given files removed; where the
+bench kept a given file in its top three, and only there, its own rows differ. The agent's budget
+curve is the bench's `report_closed_tool_budget_curve` (`budget_curve.json`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from pytest_retrieval_bench.arms.agents.arm import ScriptedAgentArm
+from pytest_retrieval_bench.arms.agents.tool_files import ToolFiles
+from pytest_retrieval_bench.arms.arb_reference import ArbReferenceArm
+from pytest_retrieval_bench.bench.agent_run import run_agent_item
+from pytest_retrieval_bench.bench.run import make_request, run_arm
+from pytest_retrieval_bench.corpus.chunks import find_chunk_file, read_chunk_file
+from pytest_retrieval_bench.corpus.copies import PrivateCopies
+from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
+from pytest_retrieval_bench.corpus.store import SnapshotStore
+from pytest_retrieval_bench.errors import BenchError
+from pytest_retrieval_bench.report.build import build_report, canonical_json, rounded
+from pytest_retrieval_bench.report.merge import merge_reports, read_report
+from pytest_retrieval_bench.report.same_budget import same_budget_sections
+from pytest_retrieval_bench.report.trajectory_section import detail_row
+from pytest_retrieval_bench.samples.load import load_samples
+from pytest_retrieval_bench.scoring.trajectory_budget import budget_curve
+
+ROOT = Path(__file__).resolve().parents[1]
+RELEASE = ROOT / "testdata" / "release"
+SAMPLES = RELEASE / "benchmark" / "synthetic_v1" / "samples.jsonl"
+CORPUS = RELEASE / "corpus" / "synthetic_v1"
+EXPECTED = json.loads((ROOT / "tests" / "fixtures" / "arb_closed_tool" / "same_budget.json").read_text(encoding="utf-8"))["runs"]
+AGENT = "arb-closed-tool"
+RANKERS = ("arb-bm25", "arb-lexical")
+
+
+def registration(arms: list[str]) -> dict[str, Any]:
+    return {"limit": 20, "arms": arms, "arm_identities": {arm: f"builtin:{arm}:test" for arm in arms}}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[list[Any], list[dict[str, Any]]]]:
+    base = tmp_path_factory.mktemp("copies")
+    copies = PrivateCopies(base / "copies", owned_root=base / "copies")
+    store = SnapshotStore(SnapshotResolver(corpus_dirs=[CORPUS]), copies, None)
+    samples = [sample for sample in load_samples(SAMPLES).samples if not sample.skip_reason]
+    agent, records, snapshots = ScriptedAgentArm(), [], {}
+    for sample in samples:
+        if sample.snapshot_key not in snapshots:
+            snapshot = read_chunk_file(find_chunk_file(CORPUS, sample.repo, sample.base_commit), sample.repo, sample.base_commit)
+            snapshots[sample.snapshot_key] = (snapshot, ToolFiles.of_snapshot(snapshot))
+        snapshot, files = snapshots[sample.snapshot_key]
+        records.append(run_agent_item(sample, agent, make_request(sample, snapshot, 20, None), snapshot, agent.environment(files), 20))
+        records += [run_arm(sample, ArbReferenceArm(name), store, 20) for name in RANKERS]
+    yield samples, records
+    copies.cleanup()
+
+
+@pytest.fixture(scope="module")
+def report(run: tuple[list[Any], list[dict[str, Any]]]) -> dict[str, Any]:
+    samples, records = run
+    return build_report(registration=registration([AGENT, *RANKERS]), samples=samples, records=records, baselines=[], limit=20, with_folds=False)
+
+
+@pytest.mark.parametrize("ranker", RANKERS)
+def test_each_ranker_gets_the_bench_s_contrast_for_its_scored_ranking(report: dict[str, Any], ranker: str) -> None:
+    written = rounded(report["trajectory"][ranker]["same_budget"]["top_3"])
+    expected = EXPECTED[ranker]["given_removed"]
+    assert written == rounded({key: expected[key] for key in ("top_k", "evaluated", "skipped", "context", "metrics")})
+    assert written["evaluated"] == 28 == report["trajectory"][AGENT]["evaluated"]
+
+
+@pytest.mark.parametrize("ranker", RANKERS)
+def test_rows_differ_from_the_bench_s_own_only_where_it_kept_a_given_file(report: dict[str, Any], ranker: str) -> None:
+    ours = {row["sample_id"]: row for row in EXPECTED[ranker]["given_removed"]["details"]}
+    theirs = {row["sample_id"]: row for row in EXPECTED[ranker]["as_bench"]["details"]}
+    differing = sorted(sample for sample in theirs if theirs[sample]["steps"] != ours[sample]["steps"])
+    assert differing == EXPECTED[ranker]["given_in_top"] and differing  # the bundled release has such rows
+    entries = {entry["id"]: entry for entry in report["details"]}
+    for sample in differing:  # the plugin's ranking is the bench's top files without the given ones
+        assert [step["path"] for step in ours[sample]["steps"]] == entries[sample]["arms"][ranker]["ranking"][:3]
+
+
+def test_a_run_without_agents_has_no_contrast(run: tuple[list[Any], list[dict[str, Any]]]) -> None:
+    samples, records = run
+    plain = [record for record in records if record["arm"] in RANKERS]
+    assert "trajectory" not in build_report(registration=registration(list(RANKERS)), samples=samples, records=plain, baselines=[], limit=20,
+                                            with_folds=False)
+    assert same_budget_sections([], {}) == {}
+
+
+def test_an_edited_contrast_figure_is_refused(report: dict[str, Any], tmp_path: Path) -> None:
+    edited = json.loads(canonical_json(report))
+    edited["trajectory"]["arb-bm25"]["same_budget"]["top_3"]["metrics"]["overall"]["final_file_f1"] += 0.1
+    (tmp_path / "r.json").write_bytes(canonical_json(edited))
+    with pytest.raises(BenchError, match=r"\$\.trajectory\['arb-bm25'\]\['same_budget'\]\['top_3'\]\['metrics'\]\['overall'\]\['final_file_f1'\]"):
+        read_report(tmp_path / "r.json", sections=("trajectory",))
+
+
+CURVE = json.loads((ROOT / "tests" / "fixtures" / "arb_closed_tool" / "budget_curve.json").read_text(encoding="utf-8"))["rows"]
+
+
+def test_the_budget_curve_is_the_bench_s(report: dict[str, Any]) -> None:
+    rows = [detail_row(entry, entry["arms"][AGENT]) for entry in sorted(report["details"], key=lambda entry: entry["id"])
+            if AGENT in entry["arms"] and "detail" in entry["arms"][AGENT]["trajectory"]]
+    # 2 to 16: the bench's scripted agent reads from its 10th call; means summed in sample-id order, the bench's in file order
+    assert rounded(budget_curve(rows, [row["budget"] for row in CURVE])) == rounded(CURVE)
+    assert rounded(report["trajectory"][AGENT]["budget_curve"]) == rounded(CURVE[:4])  # the bench's default budgets 2, 4, 6, 8
+    with pytest.raises(ValueError, match="positive budget"):
+        budget_curve(rows, [0])
+
+
+def test_a_merge_of_two_parts_rebuilds_the_contrast(run: tuple[list[Any], list[dict[str, Any]]], report: dict[str, Any], tmp_path: Path) -> None:
+    samples, records = run
+    half = set(sorted(sample.id for sample in samples)[: len(samples) // 2])
+    parts = []
+    for name, keep in (("a", lambda sample_id: sample_id in half), ("b", lambda sample_id: sample_id not in half)):
+        part = build_report(registration=registration([AGENT, *RANKERS]), samples=[s for s in samples if keep(s.id)],
+                            records=[r for r in records if keep(r["sample_id"])], baselines=[], limit=20, with_folds=False)
+        assert part["trajectory"]["arb-bm25"]["same_budget"]["top_3"]["evaluated"] < 28
+        parts.append(tmp_path / f"{name}.json")
+        parts[-1].write_bytes(canonical_json(part))
+    merged = merge_reports(parts, known_arms=[AGENT, *RANKERS], baselines=[])
+    assert rounded(merged["trajectory"]) == json.loads(canonical_json(report))["trajectory"]
