@@ -52,15 +52,15 @@ def fixturearm(bench_request):
     raise ValueError("fixture arm broke")
 """
 
+# pdb's own interaction sets up the stack (its arguments and what it prints differ between Pythons);
+# where it would read commands, this debugger names the frame it stopped in and continues.
 RECORDING_PDB = """
 import pdb
 
 
 class Recorder(pdb.Pdb):
-    def interaction(self, frame, tb_or_exc):
-        self.setup(frame, tb_or_exc)
+    def cmdloop(self, intro=None):
         print(f"STOPPED-IN {self.curframe.f_code.co_name} {self.curframe.f_code.co_filename}")
-        self.forget()
 """
 
 

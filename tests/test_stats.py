@@ -10,6 +10,7 @@ import ast
 import hashlib
 import math
 import random
+from fractions import Fraction
 from pathlib import Path
 
 import numpy
@@ -441,14 +442,26 @@ def test_latency_summary():
 # --------------------------------------------------------------------------
 
 
+def exactly_rounded_sum(values: list[float]) -> float:
+    """The floats' exact sum (as fractions), rounded once: what an exactly rounded sum must give."""
+    return float(sum(map(Fraction, values), Fraction(0)))
+
+
 def test_mean_is_exactly_rounded():
     assert mean([]) is None
-    assert mean([1e16, 1.0, -1e16]) == 1.0 / 3.0  # naive left-to-right sum gives 0.0
-    assert sum([1e16, 1.0, -1e16]) / 3 == 0.0
+    cancelling = [1e16, 1.0, -1e16]
+    assert (cancelling[0] + cancelling[1]) + cancelling[2] == 0.0  # adding in order loses the 1.0
+    assert mean(cancelling) == exactly_rounded_sum(cancelling) / 3 == 1.0 / 3.0
     assert mean([0.1] * 10) == 0.1
     assert type(mean([1, 2])) is float
     with pytest.raises(ValueError):
         mean([float("nan")])
+
+
+@FAST
+@given(st.lists(st.floats(min_value=-1e300, max_value=1e300, allow_nan=False), min_size=1, max_size=60))
+def test_mean_is_the_exactly_rounded_sum_over_the_count(values):
+    assert mean(values) == exactly_rounded_sum(values) / len(values)
 
 
 @FAST

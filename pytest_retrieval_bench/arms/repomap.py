@@ -8,8 +8,11 @@ trace2code), seeds a personalized PageRank over the snapshot's map with both, an
 
 Every float is computed in the bench's operation order, so the ranking is the bench's bit for
 bit: per-node sums run over query tokens in first-occurrence order, PageRank adds each edge's
-share in node order (`np.add.at` is sequential), and sums the bench takes with Python's `sum`
-are taken with it here too.
+share in node order (`np.add.at` is sequential), and the two sums the bench takes with Python's
+`sum` (the seeds' total and each step's dangling mass) are taken left to right (`plain_sum`).
+Python's `sum` added left to right up to 3.11; from 3.12 it compensates, so the bench's last
+bits now depend on the interpreter it runs on. This arm's do not: its scores are the bench's as
+recorded with a left-to-right `sum`, on every Python the project supports.
 """
 
 from __future__ import annotations
@@ -107,12 +110,21 @@ def affinity_scores(index: RepoMapIndex, view: QueryView, request: Request) -> n
     return scores
 
 
+def plain_sum(values: np.ndarray) -> float:
+    """values[0] + values[1] + ... in that order, one rounding per addition (0.0 when empty).
+
+    What Python's `sum` gave before 3.12, whose compensated sum (and numpy's pairwise one) can
+    differ in the last bit; each partial sum of `np.cumsum` is the previous one plus the next value.
+    """
+    return float(np.cumsum(values)[-1]) if len(values) else 0.0
+
+
 def personalized_pagerank(index: RepoMapIndex, personalization: np.ndarray) -> np.ndarray:
     size = len(index.paths)
     if not size:
         return np.zeros(0, dtype=np.float64)
     seeds = np.maximum(0.0, personalization)
-    total = sum(seeds.tolist())
+    total = plain_sum(seeds)
     base = np.full(size, 1.0 / size) if total <= 0 else seeds / total
     degree = np.diff(index.edge_offsets)
     sources = np.repeat(np.arange(size), degree)
@@ -123,7 +135,7 @@ def personalized_pagerank(index: RepoMapIndex, personalization: np.ndarray) -> n
     ranks = base.copy()
     for _ in range(ITERATIONS):
         following = (1.0 - DAMPING) * base
-        mass = sum(ranks[dangling].tolist())
+        mass = plain_sum(ranks[dangling])
         if mass:
             following += DAMPING * mass * base
         share = np.zeros(size, dtype=np.float64)

@@ -1,12 +1,13 @@
 """Removing a directory the plugin made, whatever an arm did inside it.
 
-`shutil.rmtree` recurses once per directory level (a tree 2,000 levels deep raises RecursionError
-and stays), builds full paths (past PATH_MAX it cannot name the deepest files) and gives up on a
-directory an arm made read-only. Private copies and the session directory are handed to arms, so
-their removal must cope with all three: this walk keeps its own stack, works relative to open
-directory descriptors, hoists a deep subtree up to the top directory (a rename within one file
-system) once the stack of open descriptors reaches a bound, and restores write and search
-permission on a directory before emptying it. Symbolic links are removed, never followed.
+`shutil.rmtree` before Python 3.13 recurses once per directory level (a tree 2,000 levels deep
+raises RecursionError and stays) and builds full paths (past PATH_MAX it cannot name the deepest
+files); every version gives up on a directory an arm made read-only. Private copies and the
+session directory are handed to arms, so their removal must cope with all three: this walk keeps
+its own stack, works relative to open directory descriptors, hoists a deep subtree up to the top
+directory (a rename within one file system) once the stack of open descriptors reaches a bound,
+and restores write and search permission on a directory before emptying it. Symbolic links are
+removed, never followed.
 """
 
 from __future__ import annotations
