@@ -476,3 +476,17 @@ def test_mean_order_and_split_invariant(values, rnd):
     # Records split over "workers" and concatenated in another order.
     cut = rnd.randint(0, len(values))
     assert mean(shuffled[cut:] + shuffled[:cut]) == mean(values)
+
+
+def test_plain_sum_adds_left_to_right_on_every_python():
+    """The trajectory means and cce's t-test add as the bench and cce do (Python 3.11's `sum`): no
+    compensation, so 1e16 + 1.0 is lost, where 3.12's builtin `sum` keeps it."""
+    from pytest_retrieval_bench.scoring.summation import plain_sum
+
+    assert plain_sum([1e16, 1.0, -1e16]) == 0.0
+    assert plain_sum([]) == 0.0
+    values = [0.1] * 10 + [1e-17, 3.0, -2.5]
+    total = 0.0
+    for value in values:
+        total += value
+    assert plain_sum(iter(values)) == total

@@ -16,6 +16,7 @@ import math
 from typing import Any, Sequence
 
 from pytest_retrieval_bench.scoring.stats import constant_within_rounding
+from pytest_retrieval_bench.scoring.summation import plain_sum
 
 #: cce's metric keys, in its order, and the report metric each one is read from
 METRICS = (("precision_at_k", "rel_precision@k"), ("recall", "rel_recall"), ("mrr", "rel_mrr"), ("f1", "rel_f1"))
@@ -86,23 +87,16 @@ def critical_t(alpha: float, df: float) -> float:
     return 0.5 * (low + high)
 
 
-def _plain_sum(values: Sequence[float]) -> float:
-    total = 0.0
-    for value in values:  # left to right, as cce sums; Python 3.12's sum() compensates
-        total += value
-    return total
-
-
 def paired_t(deltas: Sequence[float]) -> dict[str, Any]:
     """n, mean_delta, t, p and ci95 (None where cce has none) of one metric's deltas."""
     n = len(deltas)
-    mean = _plain_sum(deltas) / n if n else 0.0
+    mean = plain_sum(deltas) / n if n else 0.0
     if n < 2:
         return {"n": n, "mean_delta": mean, "t": None, "p": None, "ci95": None}
     first = deltas[0]
     if constant_within_rounding(deltas):
         return {"n": n, "mean_delta": first, "t": None, "p": 1.0 if mean == 0.0 else 0.0, "ci95": (first, first)}
-    variance = _plain_sum([(delta - mean) * (delta - mean) for delta in deltas]) / (n - 1)
+    variance = plain_sum([(delta - mean) * (delta - mean) for delta in deltas]) / (n - 1)
     error = math.sqrt(variance) / math.sqrt(n)
     t = mean / error
     half = critical_t(0.05, n - 1.0) * error

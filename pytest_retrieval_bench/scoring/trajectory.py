@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any, Iterable, Mapping, Sequence
 
+from pytest_retrieval_bench.scoring.summation import plain_sum
 from pytest_retrieval_bench.scoring.trajectory_lines import block_metrics, f_score, gold_blocks, gold_spans, line_metrics
 
 TRAJECTORY_METRIC_KEYS = tuple(
@@ -155,7 +156,7 @@ def average_trajectory_metrics(rows: Sequence[Mapping[str, float]]) -> dict[str,
     if not rows:
         return {"samples": 0}
     present = [key for key in TRAJECTORY_METRIC_KEYS if any(key in row for row in rows)]
-    return {"samples": len(rows), **{key: sum(float(row.get(key) or 0.0) for row in rows) / len(rows) for key in present}}
+    return {"samples": len(rows), **{key: plain_sum(float(row.get(key) or 0.0) for row in rows) / len(rows) for key in present}}
 
 
 def summarize_trajectory_details(details: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
@@ -173,7 +174,7 @@ def median(values: Sequence[float]) -> float | None:
 
 def _mean(values: Iterable[Any]) -> float:
     clean = [float(value) for value in values if value is not None]
-    return sum(clean) / len(clean) if clean else 0.0
+    return plain_sum(clean) / len(clean) if clean else 0.0
 
 
 def summarize_closed_tool_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
