@@ -8,7 +8,7 @@ detail rows it writes have them.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 
 def f_score(precision: float, recall: float, beta: float = 1.0) -> float:
@@ -26,16 +26,22 @@ def _label_rows(sample: Mapping[str, Any], name: str) -> Any:
     return values or []
 
 
-def gold_spans(sample: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The sample's `gold_spans` (top level, else under `gold`): rows with a path and integer lines."""
-    spans: list[dict[str, Any]] = []
-    for value in _label_rows(sample, "gold_spans"):
+def _lined_rows(sample: Mapping[str, Any], name: str) -> Iterator[tuple[dict[str, Any], int, int]]:
+    """(row, start line, end line) of each label row with a path and integer lines; others skipped, as the bench skips them."""
+    for value in _label_rows(sample, name):
         if not isinstance(value, dict) or not str(value.get("path") or ""):
             continue
         try:
             start_line, end_line = int(value.get("start_line")), int(value.get("end_line"))
         except (TypeError, ValueError):
             continue
+        yield value, start_line, end_line
+
+
+def gold_spans(sample: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The sample's `gold_spans` (top level, else under `gold`): rows with a path and integer lines."""
+    spans: list[dict[str, Any]] = []
+    for value, start_line, end_line in _lined_rows(sample, "gold_spans"):
         spans.append({"path": str(value["path"]), "start_line": start_line, "end_line": end_line, "reason": str(value.get("reason") or "")})
     return spans
 
@@ -43,13 +49,7 @@ def gold_spans(sample: Mapping[str, Any]) -> list[dict[str, Any]]:
 def gold_blocks(sample: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The sample's `gold_blocks` (top level, else under `gold`): rows with a path and a valid line range."""
     blocks: list[dict[str, Any]] = []
-    for value in _label_rows(sample, "gold_blocks"):
-        if not isinstance(value, dict) or not str(value.get("path") or ""):
-            continue
-        try:
-            start_line, end_line = int(value.get("start_line")), int(value.get("end_line"))
-        except (TypeError, ValueError):
-            continue
+    for value, start_line, end_line in _lined_rows(sample, "gold_blocks"):
         if start_line <= 0 or end_line < start_line:
             continue
         block: dict[str, Any] = {"path": str(value["path"]), "start_line": start_line, "end_line": end_line, "kind": str(value.get("kind") or "block"),
