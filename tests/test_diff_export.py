@@ -202,8 +202,8 @@ def test_csv_and_jsonl_have_one_row_per_sample_and_arm(reports: Path) -> None:
 
 
 def test_an_export_to_dash_goes_to_standard_output(reports: Path) -> None:
-    assert _cli("export", "after.json", "--format", "trec", "-o", "run.trec", cwd=reports).returncode == 0
-    piped = _cli("export", "after.json", "--format", "trec", "-o", "-", cwd=reports)
+    assert _cli("export", "after.json", "--format", "trec", "--arm", "grep", "-o", "run.trec", cwd=reports).returncode == 0
+    piped = _cli("export", "after.json", "--format", "trec", "--arm", "grep", "-o", "-", cwd=reports)  # a trec run holds one arm
     assert piped.returncode == 0 and piped.stdout == (reports / "run.trec").read_text() and piped.stdout
     assert not (reports / "-").exists()
 

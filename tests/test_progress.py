@@ -218,7 +218,7 @@ def test_the_header_and_set_up_lines_say_one_snapshot_in_the_singular() -> None:
     from pytest_retrieval_bench.terminal import header_lines, summary_lines
 
     sample = SimpleNamespace(snapshot_key="o/r@abc")
-    bench = SimpleNamespace(loaded=[SimpleNamespace(samples=[sample], path="s.jsonl")], registration={}, arm_names=["grep"],
+    bench = SimpleNamespace(loaded=[SimpleNamespace(samples=[sample], path="s.jsonl")], registration={}, arm_names=["grep"], arms={"grep": SimpleNamespace()},
                             settings=SimpleNamespace(limit=20, table_groups=["all"], baseline=None, report=None, markdown=None, html=None),
                             shard_keys=None, report={}, snapshot_setups=[{"snapshot": "o/r@abc", "kind": "lexical", "source": "built", "seconds": 0.1}],
                             snapshot_loads=[("o/r@abc", None)], failures=[], updated_baseline="", report_notes=[], report_path=None,
