@@ -90,11 +90,10 @@ def _split(plan: Plan, lengths: Sequence[int], start: int, stop: int, budget: in
     plan.splits.longest_chars = max(plan.splits.longest_chars, max(lengths[start:stop]))
     first, longest = start, 0
     for index in range(start, stop):
-        widest = max(longest, lengths[index])
-        if index > first and batch_cost(index - first + 1, widest, bytes_per_char) > budget:
+        longest = max(longest, lengths[index])  # the run's longest if this text joins it
+        if index > first and batch_cost(index - first + 1, longest, bytes_per_char) > budget:
             _close(plan, lengths, first, index, budget, bytes_per_char)
-            first, widest = index, lengths[index]
-        longest = widest
+            first, longest = index, lengths[index]
     _close(plan, lengths, first, stop, budget, bytes_per_char)
 
 

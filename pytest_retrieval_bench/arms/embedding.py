@@ -188,7 +188,6 @@ class EmbeddingArm:
         texts = [prefix + chunk_text(row) for row in rows]
         started = time.perf_counter()
         dimension = self.dimension()
-
         splits = Splits()
 
         def encode_chunks(missing: list[str]) -> np.ndarray:
@@ -202,7 +201,7 @@ class EmbeddingArm:
                 if vectors.shape[1] != dimension:
                     raise ArmError(f"arm {self.name!r}: the embedder returned {vectors.shape[1]} dimensions for chunks, {dimension} before")
                 parts.append(vectors)
-            return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.empty((0, dimension), np.float32)
+            return parts[0] if len(parts) == 1 else np.concatenate(parts)  # `missing` is never empty: one call at least
 
         showing = self.show_encoding(self.name, snapshot.key) if self.show_encoding is not None else nullcontext(None)
         with showing as progress:
