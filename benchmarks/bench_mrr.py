@@ -31,7 +31,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from release_runs import EVALUATOR_RANKERS, evaluator_corpus, floor, parsed_arguments, plugin_corpus, run_child, select_samples
+from release_runs import EVALUATOR_RANKERS, chosen_snapshots, evaluator_corpus, floor, parsed_arguments, plugin_corpus, run_child
 
 
 def _same(a: float, b: float) -> bool:
@@ -81,10 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-mrr-") as scratch:
         work = Path(scratch)
         samples = work / "samples.jsonl"
-        snapshots, kept, _ = select_samples(args.samples.resolve(), args.corpus.resolve(), args.max_snapshots, samples)
-        if not snapshots:
-            raise SystemExit("no sample names a snapshot of the corpus")
-        print(f"{len(snapshots)} snapshots, {kept} samples")
+        snapshots = chosen_snapshots(args, samples)
         evaluator_corpus(snapshots, work / "arb-corpus")
         run_child("plugin", [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", f"--bench-samples={samples}",
                              f"--bench-corpus={plugin_corpus(snapshots, work / 'corpus')}", "--bench-arms=arb-lexical,arb-bm25", "--bench-no-cache",

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from release_runs import (TOP, MB, Agreement, Child, parsed_arguments, evaluator_corpus, fastest, iter_raw_lines, plugin_corpus, plugin_records, ratio, run_child,
-                          select_samples, top_agreement)
+                          chosen_snapshots, top_agreement)
 
 ARMS = ("arb-lexical", "arb-bm25", "arb-repomap")
 BENCH_COMMANDS = {  # the plugin arm -> the bench's command for the same ranker
@@ -99,10 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="leaderboard-bench-") as scratch:
         work = Path(scratch)
         samples = work / "samples.jsonl"
-        snapshots, kept, _ = select_samples(args.samples.resolve(), args.corpus.resolve(), args.max_snapshots, samples)
-        if not snapshots:
-            raise SystemExit("no sample names a snapshot of the corpus")
-        print(f"{len(snapshots)} snapshots, {kept} samples")
+        snapshots = chosen_snapshots(args, samples)
         listing = work / "chunk-files.json"
         listing.write_text(json.dumps([str(path) for _, _, path in snapshots]))
         # only this plugin: other plugins installed in the environment (autoloaded by entry point) are not its cost

@@ -187,6 +187,16 @@ def select_samples(samples: Path, corpus: Path, max_snapshots: int | None, out: 
     return [(repo, commit, chunk_files[(repo, commit)]) for repo, commit in chosen], kept, left_out  # type: ignore[misc]
 
 
+
+def chosen_snapshots(args: argparse.Namespace, out: Path) -> list[tuple[str, str, Path]]:
+    """`select_samples` over the script's --samples, --corpus and --max-snapshots, said in one line;
+    the script stops when no sample names a snapshot of the corpus."""
+    snapshots, kept, _ = select_samples(args.samples.resolve(), args.corpus.resolve(), args.max_snapshots, out)
+    if not snapshots:
+        raise SystemExit("no sample names a snapshot of the corpus")
+    print(f"{len(snapshots)} snapshots, {kept} samples")
+    return snapshots
+
 def plugin_corpus(snapshots: list[tuple[str, str, Path]], directory: Path) -> Path:
     """A corpus directory of the chosen snapshots only (links to their chunk files), as the
     evaluator's manifest names only them: the plugin's registration hashes every chunk file of
