@@ -18,7 +18,8 @@ For every positive sample both evaluated it prints the bench's MRR and first gol
 `mrr` (and `rank_of_first_gold_uncut`) and `mrr@k`, and counts per task how many agree at six
 decimals. The bench keeps given files in its rankings and the protocol removes them, so a sample
 whose given file is a gold file (every comment2context row of the bench: the reviewed file is its
-gold) cannot agree; such rows are marked `given is gold`. It asserts nothing.
+gold) cannot agree on `mrr`; such rows are marked `given is gold`. The report's `mrr_given_kept`
+(given files kept where the arm ranked them) is counted beside it. It asserts nothing.
 """
 
 from __future__ import annotations
@@ -51,26 +52,30 @@ def comparison_rows(report: dict[str, Any], details: dict[str, list[dict[str, An
             ranks = [rank for rank in detail["gold_ranks"].values() if rank]
             rows.append({"sample": detail["sample_id"], "task": detail["task_type"], "repo": detail["repo"], "ranker": ranker,
                          "bench_mrr": detail["metrics"]["MRR"], "bench_rank": min(ranks) if ranks else None,
-                         "mrr": record["metrics"]["mrr"], "rank_uncut": record.get("rank_of_first_gold_uncut"), "mrr_at_k": record["metrics"]["mrr@k"],
+                         "mrr": record["metrics"]["mrr"], "kept": record["metrics"].get("mrr_given_kept"), "rank_uncut": record.get("rank_of_first_gold_uncut"), "mrr_at_k": record["metrics"]["mrr@k"],
                          "given_is_gold": bool(set(entry.get("given") or []) & set(entry.get("gold") or []))})
     return rows
 
 
 def print_rows(rows: list[dict[str, Any]]) -> None:
-    print(f"{'ranker':8} {'task':16} {'sample':12} {'bench MRR':>10} {'rank':>5} {'mrr':>10} {'rank':>5} {'mrr@k':>8}  note")
+    print(f"{'ranker':8} {'task':16} {'sample':12} {'bench MRR':>10} {'rank':>5} {'mrr':>10} {'rank':>5} {'mrr@k':>8} {'kept':>8}  note")
     for row in rows:
         note = "" if _same(row["mrr"], row["bench_mrr"]) else ("differs: given is gold" if row["given_is_gold"] else "DIFFERS")
+        kept = "-" if row["kept"] is None else f"{row['kept']:.6f}"
         print(f"{row['ranker']:8} {row['task']:16} {row['sample'][:12]:12} {row['bench_mrr']:10.6f} {row['bench_rank'] or '-':>5} "
-              f"{row['mrr']:10.6f} {row['rank_uncut'] or '-':>5} {row['mrr_at_k']:8.6f}  {note}")
+              f"{row['mrr']:10.6f} {row['rank_uncut'] or '-':>5} {row['mrr_at_k']:8.6f} {kept:>8}  {note}")
     by_task: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         by_task[(row["ranker"], row["task"])].append(row)
-    print("\nranker   task             rows  mrr = bench MRR  mrr@k = bench MRR  given is gold")
+    print("\nranker   task             rows  mrr = bench MRR  mrr@k = bench MRR  mrr_given_kept = bench MRR  given is gold")
     for (ranker, task), group in sorted(by_task.items()):
         print(f"{ranker:8} {task:16} {len(group):4}  {sum(_same(r['mrr'], r['bench_mrr']) for r in group):15}  "
-              f"{sum(_same(r['mrr_at_k'], r['bench_mrr']) for r in group):17}  {sum(r['given_is_gold'] for r in group):13}")
+              f"{sum(_same(r['mrr_at_k'], r['bench_mrr']) for r in group):17}  "
+              f"{sum(r['kept'] is not None and _same(r['kept'], r['bench_mrr']) for r in group):26}  {sum(r['given_is_gold'] for r in group):13}")
     print(f"all: {sum(_same(r['mrr'], r['bench_mrr']) for r in rows)} of {len(rows)} rows agree; of the others "
           f"{sum(1 for r in rows if not _same(r['mrr'], r['bench_mrr']) and r['given_is_gold'])} have a given file that is gold")
+    print(f"mrr_given_kept, the MRR the bench publishes: {sum(r['kept'] is not None and _same(r['kept'], r['bench_mrr']) for r in rows)} "
+          f"of {len(rows)} rows agree")
 
 
 def main(argv: list[str] | None = None) -> int:

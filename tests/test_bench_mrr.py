@@ -56,6 +56,24 @@ def test_given_files_are_removed_before_the_whole_rank_and_repeats_count_once() 
     assert scored["rank_of_first_gold_uncut"] == 3 and scored["metrics"]["mrr"] == pytest.approx(1 / 3)
 
 
+def test_mrr_given_kept_is_the_bench_s_published_mrr_and_is_checked() -> None:
+    """The bench's rankings keep given files: a reviewed file that is also gold ranks first there."""
+    sample = _sample(gold=["f001.py", "f009.py"], given=["f001.py", "f003.py"], task="comment2context")
+    ranking = ["f001.py", "f002.py", "f003.py", "f009.py"]
+    scored = score(sample, Answer(ranking=ranking), None, 20)
+    assert scored["given_ranks"] == {"f001.py": 1, "f003.py": 3}
+    assert scored["metrics"]["mrr"] == 0.5 and scored["metrics"]["mrr_given_kept"] == 1.0  # f009.py second without givens
+    moved = score(sample, Answer(ranking=["f002.py", "f003.py", "f009.py", "f001.py"]), None, 20)
+    assert moved["metrics"]["mrr"] == 0.5 and moved["metrics"]["mrr_given_kept"] == pytest.approx(1 / 3)  # a given file ahead shifts it
+    assert "given_ranks" not in score(_sample(gold=["f001.py"]), Answer(ranking=ranking), None, 20)
+    report = json.loads(canonical_json(build_report({"limit": 20, "arms": ["a"]}, [sample], [{"sample_id": sample.id, "arm": "a", "wall_ms": 1.0,
+                                                                                              "query_chars": 3, "query_truncated": False, **moved}],
+                                                    [], 20, False)))
+    assert recomputation_problem(report) is None
+    report["details"][0]["arms"]["a"]["given_ranks"]["f003.py"] = 4  # now behind the gold file: the written 1/3 is contradicted
+    assert "mrr_given_kept" in recomputation_problem(report)
+
+
 def test_a_miss_an_error_and_a_no_gold_sample() -> None:
     sample = _sample(gold=["gold.py"])
     miss = score(sample, Answer(ranking=_paths(40)), None, 20)

@@ -183,13 +183,15 @@ def test_a_real_run_at_limit_10_ranks_as_its_report_says(pytester: pytest.Pytest
     summary = json.loads((pytester.path / "out.json").read_text())["summary"]
     overall = sorted(summary["all"], key=lambda arm: (-summary["all"][arm]["metrics"]["mrr"], arm))
     block = text.split("\n\noverall\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    assert block[0].split() == ["arm", "samples", "R@5", "R@10", "R@20", "P@20", "F1@20", "MRR", "MRR@10", "Gold@8k", "BCY@8k"]
+    assert block[0].split() == ["arm", "samples", "R@5", "R@10", "R@20", "P@20", "F1@20", "MRR", "MRR+given", "MRR@10", "Gold@8k", "BCY@8k"]
     assert [line.split()[0] for line in block[1:]] == overall  # no recall@20 under limit 10: MRR, then name
     for line in block[1:]:
-        arm, samples, r5, r10, r20, p20, f20, mrr, mrr_k, gold, _ = line.split()
+        arm, samples, r5, r10, r20, p20, f20, mrr, kept, mrr_k, gold, _ = line.split()
         metrics = summary["all"][arm]["metrics"]
         assert (samples, r5, r20, p20, f20) == (str(summary["all"][arm]["positives"]), f"{metrics['recall@5']:.4f}", "-", "-", "-")
-        assert (mrr, mrr_k, gold) == (f"{metrics['mrr']:.4f}", f"{metrics['mrr@k']:.4f}", f"{metrics['gold_coverage@8k']:.4f}")
+        assert (mrr, kept, mrr_k, gold) == (f"{metrics['mrr']:.4f}", f"{metrics['mrr_given_kept']:.4f}", f"{metrics['mrr@k']:.4f}",
+                                            f"{metrics['gold_coverage@8k']:.4f}")
+    assert any("MRR+given is the MRR the bench publishes" in line for line in text.splitlines()[:4])
     titles = [line for line in board.read_text().splitlines() if line.startswith("## ")]
     assert titles[:5] == ["## overall", "## code2test", "## comment2context", "## trace2code", "## testlog2code"]
     assert "## edit2ripple" in titles and "## abstention" not in titles  # an unknown task after the bench's; no-gold task left out

@@ -81,7 +81,7 @@ def test_a_later_report_replaces_an_arm(runs, tmp_path):
     first = edited["details"][0]
     record = first["arms"]["grep"]  # a changed ranking, with the results it gives (a merge recomputes them)
     record["ranking"] = ["changed.py"]
-    record["metrics"].update(positive_metrics(["changed.py"], first["gold"], first["hard_negatives"], 20), mrr=0.0)
+    record["metrics"].update(positive_metrics(["changed.py"], first["gold"], first["hard_negatives"], 20), mrr=0.0, mrr_given_kept=0.0)
     record.update(rank_of_first_gold=None, rank_of_first_gold_uncut=None, selective_success=False)
     later = tmp_path / "later.json"
     later.write_text(json.dumps(edited))

@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from pytest_retrieval_bench.scoring.metrics import positive_metrics, scored_ranking, selective_success, zero_metrics
+from pytest_retrieval_bench.scoring.metrics import (given_kept_rank, given_kept_top, given_ranks, positive_metrics, rank_of_first_gold,
+                                                    scored_ranking, selective_success, whole_ranking, zero_metrics)
 from pytest_retrieval_bench.report.build import build_report, canonical_json
 from pytest_retrieval_bench.samples.arb import parse_arb_row
 
@@ -91,3 +92,23 @@ def test_report_is_independent_of_record_order():
     assert set(report["paired"]["all"]) == {"mine vs grep"}
     assert report["paired"]["all"]["mine vs grep"]["recall@10"]["n"] == 9
     assert report["latency"]["grep"] == {"UNRECORDED": "NOT_RUN"}
+
+
+def test_given_kept_figures_rebuild_the_raw_ranking_from_R_and_given_ranks() -> None:
+    """The bench keeps given files in its rankings; a record keeps R (given removed, cut) and where the
+    given files ranked. From those two the given-kept first-gold rank and top k come back exactly."""
+    rng = random.Random(7)
+    files = [f"f{i}.py" for i in range(12)]
+    for _ in range(400):
+        raw = rng.sample(files, rng.randint(0, 12)) + rng.sample(files, 2)  # repeats: each path counts once
+        given = rng.sample(files, rng.randint(1, 3))
+        gold = rng.sample(files, rng.randint(1, 3))
+        limit = rng.randint(3, 8)
+        distinct = list(dict.fromkeys(raw))
+        whole = whole_ranking(raw, given)
+        ranks = given_ranks(raw, given)
+        assert ranks == {path: distinct.index(path) + 1 for path in given if path in distinct}
+        expected = next((position for position, path in enumerate(distinct, start=1) if path in gold), None)
+        assert given_kept_rank(rank_of_first_gold(whole, gold), ranks, gold) == expected, (raw, given, gold)
+        for k in range(1, limit + 1):
+            assert given_kept_top(whole[:limit], ranks, k) == distinct[:k], (raw, given, k)

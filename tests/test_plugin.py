@@ -323,7 +323,7 @@ def test_two_runs_write_the_same_report(pytester: pytest.Pytester, full_run: tup
     assert comparable(second) == comparable(first)
 
 
-WHOLE_RANKING = {"mrr@k", "mrr", "gold_coverage@8k"}
+WHOLE_RANKING = {"mrr@k", "mrr", "mrr_given_kept", "gold_coverage@8k"}
 """Metrics named without a cut-off k: MRR at the limit, and the bench's MRR and gold coverage over the whole ranking."""
 
 

@@ -48,7 +48,7 @@ def test_the_leaderboard_prints_the_trajectory_tables_in_the_bench_s_layout(writ
                                  f"{section[AGENT]['closed_tool_metrics']['overall']['mean_read_calls']:.3f}",
                                  f"{section[AGENT]['average_final_files']['overall']:.3f}"]
     for ranker in RANKERS:
-        expected = EXPECTED[ranker]["given_removed"]
+        expected = EXPECTED[ranker]["as_bench"]
         row = next(line for line in out.splitlines() if line.startswith(f"{ranker}@3 final context")).split()[3:]
         tasks = ["code2test", "comment2context", "trace2code", "testlog2code", "edit2ripple"]  # the bench's order, then the rest
         assert sorted(tasks) == sorted(task for task in expected["metrics"] if task != "overall")
@@ -92,7 +92,7 @@ def test_export_rows_carry_the_trajectory_metrics(written: dict[str, Path], tmp_
         assert float(row["final_file_f1"]) == pytest.approx(detail["metrics"]["final_file_f1"], abs=1e-6)
         assert int(row["read_calls"]) == detail["closed_tool"]["read_calls"]
     for ranker in RANKERS:
-        expected = EXPECTED[ranker]["given_removed"]["details"]
+        expected = EXPECTED[ranker]["as_bench"]["details"]
         assert len(expected) == 28
         for detail in expected:
             row = by_key[(detail["sample_id"], ranker)]

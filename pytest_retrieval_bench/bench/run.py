@@ -18,8 +18,8 @@ from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import ArmError, SnapshotError
 from pytest_retrieval_bench.scoring.budgets import BCY_NAMES, TokenCounts, bcy_metrics
-from pytest_retrieval_bench.scoring.metrics import (GOLD_COVERAGE, WHOLE_MRR, gold_coverage, positive_metrics, rank_of_first_gold,
-                                                    selective_success, whole_ranking, zero_metrics)
+from pytest_retrieval_bench.scoring.metrics import (GIVEN_KEPT_MRR, GOLD_COVERAGE, WHOLE_MRR, given_kept_rank, given_ranks, gold_coverage,
+                                                    positive_metrics, rank_of_first_gold, selective_success, whole_ranking, zero_metrics)
 from pytest_retrieval_bench.samples.model import Sample
 
 
@@ -160,8 +160,11 @@ def score(sample: Sample, answer: Answer | None, error: str | None, limit: int,
         metrics = zero_metrics(limit)
     else:
         metrics = positive_metrics(ranking, sample.gold_files, sample.hard_negatives, limit)
+    ranks = given_ranks(answer.ranking, sample.given_files) if answer and not error and sample.given_files else {}
     if not sample.no_gold:  # the bench's MRR, over the whole ranking: a record keeps its rank, as R is cut
         metrics[WHOLE_MRR] = 1.0 / whole_rank if whole_rank else 0.0
+        kept_rank = given_kept_rank(whole_rank, ranks, sample.gold_files)
+        metrics[GIVEN_KEPT_MRR] = 1.0 / kept_rank if kept_rank else 0.0
     if not sample.no_gold and counts is not None:  # without the snapshot's text (a merge's fusion) there is no BCY
         metrics.update(dict.fromkeys(BCY_NAMES, 0.0) if error else bcy_metrics(ranking, sample.gold_files, counts))
         metrics[GOLD_COVERAGE] = 0.0 if error or read_text is None else gold_coverage(whole, sample.gold_files, read_text)
@@ -187,5 +190,6 @@ def score(sample: Sample, answer: Answer | None, error: str | None, limit: int,
         "selective_success": selective_success(sample.no_gold, abstained, error is not None, ranking, sample.gold_files),
         "rank_of_first_gold": None if sample.no_gold else rank_of_first_gold(ranking, sample.gold_files),
         "rank_of_first_gold_uncut": whole_rank,
+        **({"given_ranks": ranks} if sample.given_files else {}),
         **extra,
     }

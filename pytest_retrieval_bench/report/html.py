@@ -92,7 +92,8 @@ def _summary_group(group: dict[str, Any], name: str, draw: bool) -> str:
     hits = _hit_keys(group)
     recalls = sorted({key for row in group.values() for key in row.get("metrics", {}) if key.startswith("recall@")}, key=metric_order)
     plot = _summary_plot(group, arms, hits, name) if draw else ""
-    headers = ["arm", "n", "positives", "errors", "abstentions", *hits, *recalls, "mrr@k", "selective success"]
+    whole = any("mrr" in row.get("metrics", {}) for row in group.values())  # the bench's MRR, uncut (an earlier report has none)
+    headers = ["arm", "n", "positives", "errors", "abstentions", *hits, *recalls, *(["mrr"] if whole else []), "mrr@k", "selective success"]
     rows = []
     for arm in arms:
         row = group[arm]
@@ -100,6 +101,7 @@ def _summary_group(group: dict[str, Any], name: str, draw: bool) -> str:
         cells = [td_arm(arm), *(td_num(count_text(row.get(key))) for key in ("n", "positives", "errors", "abstentions"))]
         cells += [_with_interval(metrics.get(h), row.get("wilson95", {}).get(h)) for h in hits]
         cells += [td_num(num(metrics.get(r))) for r in recalls]
+        cells += [td_num(num(metrics.get("mrr")))] if whole else []
         cells.append(td_num(num(metrics.get("mrr@k"))))
         cells.append(_with_interval(row.get("selective_success"), row.get("selective_success_wilson95")))
         rows.append(cells)

@@ -149,6 +149,9 @@ def _ranking(arm: str, record: dict[str, Any], entry: dict[str, Any]) -> str:
         items.append(f'<li class="{css}">{mark}{esc(path)}</li>' if css else f"<li>{esc(path)}</li>")
     line = (f'first gold: {count_text(record.get("rank_of_first_gold")) if record.get("rank_of_first_gold") is not None else "none"} · '
             f'recall@10 {num(metrics.get("recall@10"))} · mrr@k {num(metrics.get("mrr@k"))}')
+    if "mrr" in metrics:  # the bench's MRR over the whole ranking, with the rank it reads when R is cut above it
+        uncut = record.get("rank_of_first_gold_uncut")
+        line += f' · mrr {num(metrics["mrr"])}' + (f" (first gold at {count_text(uncut)})" if uncut and uncut != record.get("rank_of_first_gold") else "")
     if record.get("abstained"):
         line += " · abstained"
     error = f'<pre class="err">{esc(record["error"])}</pre>' if record.get("error") else ""

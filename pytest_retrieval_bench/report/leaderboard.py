@@ -4,7 +4,8 @@ compared with the published ARB tables line by line.
 Same groups in the same order (`overall`, then the bench's tasks, then any other task
 alphabetically), the bench's columns (R@5, R@10, R@20, P@20, F1@20, MRR, Gold@8k, and BCY@8k),
 same row order (MRR descending, then R@20 descending, then name) and the bench's four decimals.
-MRR is the bench's, over the arm's whole ranking (`mrr`); `MRR@k`, cut at the run's limit, is a
+MRR is the bench's, over the arm's whole ranking (`mrr`), and `MRR+given` the value the bench
+publishes, with given files kept (`mrr_given_kept`); `MRR@k`, cut at the run's limit, is a
 column only when asked for (`mrr_at_k`), or in place of MRR for a report written before `mrr` was
 recorded (a note says so). A value is followed by its 95% interval, written `0.4728 [0.410,
 0.530]`, only where the report has one for that metric (today: none of these columns; `wilson95`
@@ -22,6 +23,8 @@ from pytest_retrieval_bench.report.tables import fixed_width, interval, printabl
 TASK_ORDER = ("overall", "code2test", "comment2context", "trace2code", "testlog2code")
 #: (header, summary metric key) in the bench's order; `MRR@{k}` is given its k by `_columns`
 MRR, MRR_AT_K = ("MRR", "mrr"), ("MRR@{k}", "mrr@k")
+#: the bench's MRR as it publishes it, given files kept (a column only where the report records it)
+MRR_GIVEN_KEPT = ("MRR+given", "mrr_given_kept")
 METRICS = (("R@5", "recall@5"), ("R@10", "recall@10"), ("R@20", "recall@20"), ("P@20", "precision@20"), ("F1@20", "f1@20"), MRR,
            ("Gold@8k", "gold_coverage@8k"), ("BCY@8k", "bcy@8000"))
 
@@ -37,15 +40,21 @@ def has_whole_mrr(report: dict[str, Any]) -> bool:
     return any("mrr" in (entry.get("metrics") or {}) for arms in (report.get("summary") or {}).values() for entry in arms.values())
 
 
+def has_given_kept_mrr(report: dict[str, Any]) -> bool:
+    return any(MRR_GIVEN_KEPT[1] in (entry.get("metrics") or {}) for arms in (report.get("summary") or {}).values() for entry in arms.values())
+
+
 def _columns(report: dict[str, Any], mrr_at_k: bool) -> list[tuple[str, str]]:
-    """The bench's columns; MRR@k after MRR when asked for, and in its place in an earlier version's report."""
+    """The bench's columns; MRR+given after MRR where recorded; MRR@k after them when asked for, and
+    in MRR's place in an earlier version's report."""
     whole = has_whole_mrr(report)
+    kept = [MRR_GIVEN_KEPT] if has_given_kept_mrr(report) else []
     columns: list[tuple[str, str]] = []
     for column in METRICS:
         if column != MRR:
             columns.append(column)
             continue
-        columns += ([MRR] if whole else []) + ([MRR_AT_K] if mrr_at_k or not whole else [])
+        columns += ([MRR, *kept] if whole else []) + ([MRR_AT_K] if mrr_at_k or not whole else [])
     return [(header.format(k=_limit(report)), key) for header, key in columns]
 
 
@@ -107,6 +116,9 @@ def notes(report: dict[str, Any], mrr_at_k: bool = False) -> list[str]:
         mrr = [f"{cut}; this report was written before the bench's MRR was recorded, so MRR@{limit} stands in its place"]
     else:
         mrr = ["MRR is the bench's: 1 / rank of the first gold file in the arm's whole ranking (given files removed), 0 when it has none",
+               *(["MRR+given is the MRR the bench publishes: the same rank with given files kept where the arm ranked them, as the "
+                  "bench's rankings keep them; it differs from MRR only on samples with given files (every comment2context row)"]
+                 if has_given_kept_mrr(report) else []),
                *([cut] if mrr_at_k else [])]
     return [*mrr,
             "P@20 = gold files in the top 20 / min(20, ranked files); F1@20 of P@20 and R@20; Gold@8k = the bench's gold_coverage@8k "

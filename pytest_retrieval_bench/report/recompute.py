@@ -22,7 +22,7 @@ from typing import Any
 from pytest_retrieval_bench.report.trajectory_section import trajectory_record_problem
 from pytest_retrieval_bench.report.values import key
 from pytest_retrieval_bench.scoring.exact import F1_PARTS, GOLD_FRACTIONS, file_metrics, is_reciprocal, ratio, reciprocal
-from pytest_retrieval_bench.scoring.metrics import WHOLE_MRR, rank_of_first_gold, selective_success
+from pytest_retrieval_bench.scoring.metrics import GIVEN_KEPT_MRR, WHOLE_MRR, given_kept_rank, rank_of_first_gold, selective_success
 
 
 def _same(stored: Any, expected: float) -> bool:
@@ -93,6 +93,10 @@ def _whole_rank_mismatch(record: dict[str, Any], gold: list[str], where: str, li
     if WHOLE_MRR in record["metrics"] and not _same(record["metrics"][WHOLE_MRR], 1.0 / rank if rank else 0.0):
         return (f"{where}.metrics{key(WHOLE_MRR)}: {record['metrics'][WHOLE_MRR]!r} is written, but the record's rank_of_first_gold_uncut "
                 f"({rank!r}) gives {round(1.0 / rank, 6) if rank else 0.0!r}")
+    kept = given_kept_rank(rank, record.get("given_ranks") or {}, gold)
+    if GIVEN_KEPT_MRR in record["metrics"] and not _same(record["metrics"][GIVEN_KEPT_MRR], 1.0 / kept if kept else 0.0):
+        return (f"{where}.metrics{key(GIVEN_KEPT_MRR)}: {record['metrics'][GIVEN_KEPT_MRR]!r} is written, but the record's "
+                f"rank_of_first_gold_uncut ({rank!r}) and given_ranks give {round(1.0 / kept, 6) if kept else 0.0!r}")
     return None
 
 

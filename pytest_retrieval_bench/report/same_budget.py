@@ -8,9 +8,11 @@ leakage), labelled as the agent's detail row labels them: the gold files, spans 
 bench's baseline rows carry no supporting files, so the contrast has no supporting-file metrics,
 as in the bench.
 
-One difference, kept on purpose: the ranking is the record's (given files removed, as the plugin
-scores every ranking), where the bench's lexical and BM25 baselines keep given files in their
-`top_files`. An agent may still submit a given file; a ranker's three files are three others.
+The ranking is the arm's with given files kept, as the bench's rankers keep them and as an agent
+sees them (it may read and submit a given file): the record's R (given files removed, as every
+ranking metric scores it) with its `given_ranks` put back (`given_kept_top`), so the contrast is
+the bench's own on the bench's rankers. A record without `given_ranks` (a sample without given
+files, or a report written before they were kept) uses R as it is.
 Pure: built from the details alone, like the rest of the `trajectory` section.
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
+from pytest_retrieval_bench.scoring.metrics import given_kept_top
 from pytest_retrieval_bench.scoring.trajectory import ranked_context_as_trajectory
 
 DEFAULT_FINAL_K = 3
@@ -58,7 +61,7 @@ def _contrast(details: list[Mapping[str, Any]], arm: str, labels: dict[str, dict
         detail = labels[entry["id"]]
         rows.append({"sample_id": entry["id"], "task_type": entry.get("task_type"), "repo": entry.get("repo"), "base_commit": entry.get("base_commit"),
                      "gold_files": detail["gold_files"], "gold_spans": detail["gold_spans"], "gold_blocks": detail["gold_blocks"],
-                     "top_files": [] if record.get("error") else list(record.get("ranking") or [])})
+                     "top_files": [] if record.get("error") else given_kept_top(record.get("ranking") or [], record.get("given_ranks") or {}, top_k)})
     found = ranked_context_as_trajectory(rows, top_k=top_k)
     skipped = dict(found["skipped"], **({"no_record": missing} if missing else {}))
     return {"top_k": top_k, "evaluated": found["evaluated"], "skipped": dict(sorted(skipped.items())), "context": found["context"],

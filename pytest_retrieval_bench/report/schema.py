@@ -48,6 +48,8 @@ RECORD_FIELDS: dict[str, tuple[Check, str, bool]] = {
     "selective_success": (lambda value: isinstance(value, bool), "true or false", True),
     "rank_of_first_gold": (_optional(_integer), "null or a whole number", False),
     "rank_of_first_gold_uncut": (_optional(_integer), "null or a whole number", False),
+    "given_ranks": (lambda value: isinstance(value, dict) and all(_string(k) and _integer(v) and v >= 1 for k, v in value.items()),
+                    "an object of given file paths to their ranks (1 or more)", False),
     "query_chars": (_integer, "a whole number", False),
     "query_truncated": (lambda value: isinstance(value, bool), "true or false", False),
     "wall_ms": (_number, "a number", False),

@@ -67,14 +67,16 @@ def arm_table(group: dict[str, Any], limit: int) -> Table:
     headers = ["arm", "n", "pos"]
     if hit is not None:
         headers += [f"hit@{hit}", "95% Wilson", f"recall@{recall}"]
-    headers += ["mrr@k", "selective", "errors", "abstain"]
+    whole = any("mrr" in row["metrics"] for row in group.values())  # the bench's MRR, uncut (an earlier report has none)
+    headers += [*(["mrr"] if whole else []), "mrr@k", "selective", "errors", "abstain"]
     rows = []
     for arm, row in group.items():
         metrics = row["metrics"]
         cells = [arm, str(row["n"]), str(row["positives"])]
         if hit is not None:
             cells += [number(metrics.get(f"hit@{hit}")), interval(row["wilson95"].get(f"hit@{hit}")), number(metrics.get(f"recall@{recall}"))]
-        cells += [number(metrics.get("mrr@k")), number(row["selective_success"]), str(row["errors"]), str(row["abstentions"])]
+        cells += [*([number(metrics.get("mrr"))] if whole else []), number(metrics.get("mrr@k")), number(row["selective_success"]),
+                  str(row["errors"]), str(row["abstentions"])]
         rows.append(cells)
     return headers, rows
 

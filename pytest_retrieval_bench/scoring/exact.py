@@ -15,11 +15,11 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from pytest_retrieval_bench.scoring.budgets import BCY_NAMES
-from pytest_retrieval_bench.scoring.metrics import GOLD_COVERAGE, WHOLE_MRR, positive_metrics, zero_metrics
+from pytest_retrieval_bench.scoring.metrics import GIVEN_KEPT_MRR, GOLD_COVERAGE, WHOLE_MRR, given_kept_rank, positive_metrics, zero_metrics
 
 #: metrics that are 0 or 1 / (a rank), from which the rank is read back: these names and those beginning
 #: with a prefix (`mrr` is read back only where a record has no rank of its own)
-RECIPROCALS = ("rel_mrr", WHOLE_MRR)
+RECIPROCALS = ("rel_mrr", WHOLE_MRR, GIVEN_KEPT_MRR)
 RECIPROCAL_PREFIXES = ("kt_mrr@",)
 #: metrics that are a number of covered gold files over the distinct gold files
 GOLD_FRACTIONS = (*BCY_NAMES, GOLD_COVERAGE)
@@ -78,6 +78,9 @@ def exact_metrics(record: Mapping[str, Any], labels: Mapping[str, Any], limit: i
     rank = record.get("rank_of_first_gold_uncut")
     if WHOLE_MRR in metrics and isinstance(rank, int) and rank >= 1:
         metrics[WHOLE_MRR] = 1 / rank
+    kept = given_kept_rank(rank if isinstance(rank, int) and rank >= 1 else None, record.get("given_ranks") or {}, labels.get("gold") or [])
+    if GIVEN_KEPT_MRR in metrics and "rank_of_first_gold_uncut" in record and kept:
+        metrics[GIVEN_KEPT_MRR] = 1 / kept
     gold_count = len({path for path in labels.get("gold") or [] if path})  # as BCY counts them
     for name in GOLD_FRACTIONS:
         if name in metrics and gold_count:

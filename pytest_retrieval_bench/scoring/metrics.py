@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 CUTOFFS = (5, 10, 20)
 #: the bench's MRR: 1 / rank of the first gold file in the arm's whole ranking (given files removed), not cut at the limit
 WHOLE_MRR = "mrr"
+#: the bench's MRR as it publishes it: the same rank, with given files kept where the arm ranked them
+GIVEN_KEPT_MRR = "mrr_given_kept"
 #: the bench's `gold_coverage@8k`: gold files among the ranked files whose texts fit 8,000 characters
 GOLD_COVERAGE = "gold_coverage@8k"
 GOLD_COVERAGE_BUDGET = 8_000
@@ -33,6 +35,44 @@ def whole_ranking(ranking: Sequence[str], given: Sequence[str]) -> list[str]:
     """The arm's whole ranking without given files, each path once: what the bench's MRR reads."""
     excluded = set(given)
     return [path for path in dict.fromkeys(ranking) if path not in excluded]
+
+
+def given_ranks(ranking: Sequence[str], given: Sequence[str]) -> dict[str, int]:
+    """Where the arm ranked each given file (1-based, in its ranking with each path once): what the
+    record keeps of them, so the bench's given-kept figures can be rebuilt from R alone."""
+    excluded = set(given)
+    return {path: position for position, path in enumerate(dict.fromkeys(ranking), start=1) if path in excluded}
+
+
+def given_kept_rank(uncut_rank: int | None, ranks: Mapping[str, int], gold: Sequence[str]) -> int | None:
+    """The first gold file's rank in the arm's ranking with given files kept (the bench's ranking):
+    the given-removed rank moved down past every given file ranked at or above it, or a given file
+    that is itself gold, whichever comes first."""
+    best = None
+    if uncut_rank is not None:
+        best = uncut_rank
+        for position in sorted(ranks.values()):
+            if position <= best:
+                best += 1
+    targets = set(gold)
+    for path, position in ranks.items():
+        if path in targets and (best is None or position < best):
+            best = position
+    return best
+
+
+def given_kept_top(ranking: Sequence[str], ranks: Mapping[str, int], k: int) -> list[str]:
+    """The first k files of the arm's ranking with given files kept, rebuilt from R (given files
+    removed, cut to the limit) and the given files' ranks; exact for every k up to the limit."""
+    at = {position: path for path, position in ranks.items()}
+    rest = iter(ranking)
+    top: list[str] = []
+    for position in range(1, k + 1):
+        path = at.get(position) or next(rest, None)
+        if path is None:
+            break
+        top.append(path)
+    return top
 
 
 def rank_of_first_gold(ranking: Sequence[str], gold: Sequence[str]) -> int | None:
