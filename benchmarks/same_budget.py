@@ -8,11 +8,12 @@ REPORT is a report of `pytest --bench-arms=arb-closed-tool,arb-bm25` (or `arb-le
 samples and corpus. The bench's baseline of the same name (`evaluate_bm25_baseline` or
 `evaluate_lexical_baseline`) is run on the samples, then `evaluate_ranked_context_as_trajectory` at
 the report's `top_k` on its rows twice: as written (given files kept, as the bench's baselines keep
-them) and with the bench's `given_files(sample)` removed from `top_files` (the plugin's rule). Each
-of the report's rows (`report.same_budget._contrast`'s details, rebuilt from the report) is compared
-with the bench's given-removed row by metrics, and the summaries are compared at six decimals.
-Printed: rows, rows whose metrics differ, rows where the bench's own top files held a given file,
-and the overall final file F1 of each. It prints figures and asserts nothing.
+them) and with the bench's `given_files(sample)` removed from `top_files` (what R alone would give).
+Each of the report's rows (`report.same_budget._contrast`'s details, rebuilt from the report; given
+files kept where the arm ranked them) is compared with the bench's row as written by metrics, and
+the summaries are compared at six decimals. Printed: rows, rows whose metrics differ, rows where the
+bench's own top files held a given file, and the overall final file F1 of each. It prints figures
+and asserts nothing.
 """
 
 from __future__ import annotations
@@ -66,12 +67,12 @@ def main() -> None:
     top_k, ours = same_budget_rows(report["details"], agent_records(report["details"]))[args.arm]
     section = report["trajectory"][args.arm]["same_budget"][f"top_{top_k}"]
     with tempfile.TemporaryDirectory() as scratch:
-        (as_bench, kept), (removed, theirs), given_in_top = bench_rows(args.arm, args.samples.resolve(), args.corpus.resolve(), Path(scratch), top_k)
-    common = sorted(set(ours) & set(theirs))
-    differing = [sample for sample in common if rounded(ours[sample]["metrics"]) != rounded(theirs[sample]["metrics"])]
-    print(f"{args.arm}@{top_k}: report rows {len(ours)}, bench rows {len(theirs)} (skipped {removed['skipped']}), common {len(common)}, "
+        (as_bench, kept), (removed, _), given_in_top = bench_rows(args.arm, args.samples.resolve(), args.corpus.resolve(), Path(scratch), top_k)
+    common = sorted(set(ours) & set(kept))
+    differing = [sample for sample in common if rounded(ours[sample]["metrics"]) != rounded(kept[sample]["metrics"])]
+    print(f"{args.arm}@{top_k}: report rows {len(ours)}, bench rows {len(kept)} (skipped {as_bench['skipped']}), common {len(common)}, "
           f"rows whose metrics differ {len(differing)} {differing[:5]}")
-    print(f"summary metrics equal at six decimals: {rounded(section['metrics']) == rounded(removed['metrics'])}")
+    print(f"summary metrics equal to the bench's at six decimals: {rounded(section['metrics']) == rounded(as_bench['metrics'])}")
     print(f"rows where the bench's own top {top_k} held a given file: {len(given_in_top & set(common))}; "
           f"overall final_file_f1: report {section['metrics'].get('overall', {}).get('final_file_f1', 0):.4f}, "
           f"bench given removed {removed['metrics'].get('overall', {}).get('final_file_f1', 0):.4f}, "
