@@ -72,7 +72,7 @@ def comparable(result: dict[str, Any]) -> dict[str, Any]:
     per-task `recall` is the official's hit / predicted, which the plugin calls `precision`."""
     flat = {key: value for key, value in flatten(result).items() if key not in ("symbols_absent", "missing_grammar", "instance_id")}
     if not SYMBOLS:
-        flat = {key: value for key, value in flat.items() if ".symbol" not in key}
+        flat = {key: value for key, value in flat.items() if "symbol" not in key}
     if "editloc.recall" in flat and "editloc.gold_size" in flat:
         flat.pop("editloc.recall")
     return flat
