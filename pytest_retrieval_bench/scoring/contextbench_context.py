@@ -25,6 +25,23 @@ class Checkout(Protocol):
     def read_bytes(self, path: str) -> bytes | None: ...
 
 
+class TextCheckout:
+    """A checkout held as text (a snapshot's files): a file's bytes are its text in UTF-8, so byte
+    offsets are exact for UTF-8 files; a path with no text (a binary or over-size file) is a file
+    without bytes."""
+
+    def __init__(self, texts: Mapping[str, str], paths: Iterable[str] = ()):
+        self.texts = texts
+        self.paths = frozenset(paths)
+
+    def is_file(self, path: str) -> bool:
+        return path in self.texts or path in self.paths
+
+    def read_bytes(self, path: str) -> bytes | None:
+        text = self.texts.get(path)
+        return None if text is None else text.encode("utf-8", errors="surrogatepass")
+
+
 @dataclass(frozen=True)
 class Span:
     """A predicted line range on a file, as recorded (`start`, `end` may be reversed or non-positive)."""

@@ -5,26 +5,33 @@ A record (what ContextBench's `process_trajectories` and agent extractors write)
 "pred_spans", "pred_symbols"}, "model_patch"}`, `spans` mapping a path to `[{"start", "end"}]`
 line ranges and `symbols` a path to names; a file holds a JSON list of records or one per line.
 Where the official loader would crash or silently misread, a record here is refused naming file,
-line (the JSONL line, or the list's 1-based index as `record N`) and field. An empty `pred_steps`
+line (where the record starts) and field. An empty `pred_steps`
 means the final context is the one step, as the official parser has it.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import orjson
 
 from pytest_retrieval_bench.arms.agents.observations import token_prefix
-from pytest_retrieval_bench.arms.agents.protocol import Episode
+from pytest_retrieval_bench.arms.agents.protocol import Episode, context_step
 from pytest_retrieval_bench.errors import InputError
-from pytest_retrieval_bench.scoring.contextbench_context import ContextStep, Span
+from pytest_retrieval_bench.scoring.contextbench_context import Checkout, ContextStep, Span, filter_step
 from pytest_retrieval_bench.scoring.contextbench_trajectory import Prediction
 
 
 def is_unified_record(row: dict[str, Any]) -> bool:
     """A ContextBench record, not one of the bench's step or trajectory rows."""
     return "traj_data" in row or (("instance_id" in row or "original_inst_id" in row) and "sample_id" not in row and "path" not in row)
+
+
+def _or(value: Any, default: Any) -> Any:
+    """A missing or null field as its empty default (as the official reads it); anything else as given."""
+    return default if value is None else value
 
 
 def _fail(source: str, line: int, field: str, message: str) -> InputError:
@@ -71,7 +78,7 @@ def _step(value: Any, source: str, line: int, field: str, keys: tuple[str, str, 
         raise _fail(source, line, field, f"expected an object, got {type(value).__name__}")
     files, spans, symbols = keys
     prefix = f"{field}." if field else ""
-    return ContextStep(_paths(value.get(files) or [], source, line, prefix + files), _spans(value.get(spans) or {}, source, line, prefix + spans),
+    return ContextStep(_paths(_or(value.get(files), []), source, line, prefix + files), _spans(_or(value.get(spans), {}), source, line, prefix + spans),
                        _symbols(value.get(symbols), source, line, prefix + symbols))
 
 
@@ -82,10 +89,10 @@ def parse_record(row: Any, source: str, line: int) -> tuple[str, Prediction]:
     instance_id = row.get("instance_id") or row.get("original_inst_id")
     if not isinstance(instance_id, str) or not instance_id.strip():
         raise _fail(source, line, "instance_id", "a record needs a non-empty instance_id string")
-    data = row.get("traj_data") or {}
+    data = _or(row.get("traj_data"), {})
     if not isinstance(data, dict):
         raise _fail(source, line, "traj_data", f"expected an object, got {type(data).__name__}")
-    raw_steps = data.get("pred_steps") or []
+    raw_steps = _or(data.get("pred_steps"), [])
     if not isinstance(raw_steps, list):
         raise _fail(source, line, "traj_data.pred_steps", f"expected a list of steps, got {type(raw_steps).__name__}")
     final = _step(data, source, line, "traj_data", ("pred_files", "pred_spans", "pred_symbols"))
@@ -96,14 +103,41 @@ def parse_record(row: Any, source: str, line: int) -> tuple[str, Prediction]:
     return instance_id.strip(), Prediction(steps=steps or [final], final=final, model_patch=patch or None)
 
 
-def parse_records(data: bytes, source: str) -> list[tuple[int, dict[str, Any]]]:
-    """(line, record) of a JSON list (numbered by place) or JSON lines (numbered by line)."""
+_SPACE = re.compile(r"\s*")
+
+
+def _list_records(text: str, source: str) -> list[tuple[int, Any]]:
+    """(line where it starts, record) of each element of a JSON list, in one pass over the text."""
+    decoder, found = json.JSONDecoder(), []
+    position, counted, line = _SPACE.match(text, text.index("[") + 1).end(), 0, 1
+
+    def line_at(offset: int) -> int:
+        nonlocal counted, line
+        line, counted = line + text.count("\n", counted, offset), offset
+        return line
+
+    while not text.startswith("]", position):
+        start = line_at(position)
+        try:
+            row, position = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as error:
+            raise InputError(source, f"not a JSON list: {error.msg}", line=line_at(max(error.pos, counted))) from None
+        found.append((start, row))
+        position = _SPACE.match(text, position).end()
+        if text.startswith(",", position):
+            position = _SPACE.match(text, position + 1).end()
+        elif not text.startswith("]", position):
+            raise InputError(source, "not a JSON list: expected ',' or ']' after a record", line=line_at(position))
+    return found
+
+
+def parse_records(data: bytes, source: str) -> list[tuple[int, Any]]:
+    """(line, record) of a JSON list or of JSON lines: the line where each record starts."""
     if data.lstrip()[:1] == b"[":
         try:
-            rows = orjson.loads(data)
-        except orjson.JSONDecodeError as error:
-            raise InputError(source, f"not a JSON list: {error}") from None
-        return list(enumerate(rows, start=1))
+            return _list_records(data.decode("utf-8"), source)
+        except UnicodeDecodeError as error:
+            raise InputError(source, f"not UTF-8: {error}") from None
     found = []
     for number, text in enumerate(data.split(b"\n"), start=1):
         if text.strip():
@@ -154,3 +188,17 @@ def episode_prediction(episode: Episode, read_text: Any) -> Prediction:
     final_files = list(dict.fromkeys(episode.final_files))
     final = ContextStep(final_files, [seen[path] for path in final_files if path in seen], {})
     return Prediction(steps=steps or [final], final=final, model_patch=None)
+
+
+def replay_episode(prediction: Prediction, checkout: Checkout) -> Episode:
+    """A replayed record as an episode: one whole-file step per file a step names (its files, then
+    its spans' files), resolved as ContextBench resolves paths, final when the final context names
+    it; the final files are the final context's. The prediction itself rides along for scoring."""
+    def paths(step: ContextStep) -> list[str]:
+        kept = filter_step(step, checkout)
+        return list(dict.fromkeys([*kept.files, *(span.path for span in kept.spans)]))
+    final = paths(prediction.final)
+    steps = [context_step(number, "read", path, final=path in final) for number, step in enumerate(prediction.steps, start=1) for path in paths(step)]
+    return Episode(budgets=None, calls=[], steps=steps, final_files=final, submitted_files=final, fallback=False,
+                   tool_calls=None, grep_calls=None, read_calls=None, read_tokens=None,  # type: ignore[arg-type]  # not recorded
+                   extra={"policy": "replay"}, contextbench=prediction)
