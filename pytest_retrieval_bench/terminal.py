@@ -11,6 +11,7 @@ from _pytest._code.code import ReprFileLocation, TerminalRepr
 from _pytest.pathlib import bestrelpath
 
 from pytest_retrieval_bench.bench.arms_setup import VECTORS_EVENT
+from pytest_retrieval_bench.report.contextbench_section import symbols_lines
 from pytest_retrieval_bench.report.tables import printable, report_lines
 from pytest_retrieval_bench.scoring.outcome import outcome_word
 from pytest_retrieval_bench.words import counted
@@ -205,6 +206,7 @@ def summary_lines(bench: "BenchSession") -> list[tuple[str, dict[str, bool]]]:
         lines.append((f"samples with no record: {', '.join(report['missing'])}", {}))
     for note in bench.report_notes:
         lines.append((f"retrieval-bench: {note}", {"yellow": True}))
+    lines += [(f"retrieval-bench: {line}", {"yellow": True}) for line in symbols_lines(report)]
     if bench.report_path is not None and bench.report_bytes is not None and not any(f.startswith("cannot write the report") for f in bench.failures):
         lines.append((f"report written to {bench.report_path}", {}))
     lines += [(written, {}) for written in bench.written]

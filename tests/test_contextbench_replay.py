@@ -134,3 +134,24 @@ def test_one_arm_is_one_format(tmp_path: Path) -> None:
     assert log.format == "contextbench" and set(log.predictions) == {"a"} and log.predictions["a"].steps == [log.predictions["a"].final]
     with pytest.raises(InputError, match="holds arb records, but .*a.jsonl .* holds contextbench ones"):
         read_log("mine", tmp_path / "b.jsonl", log)
+
+
+def test_a_language_without_a_grammar_leaves_symbols_out_and_names_it() -> None:
+    """tree-sitter-languages 1.10.2 has no Swift grammar: the official evaluator stops there; here the
+    task's symbol figures are absent, the rest scored, and the language named."""
+    from pytest_retrieval_bench.scoring import contextbench_symbols
+    from pytest_retrieval_bench.scoring.contextbench_context import ContextStep, Gold, GoldSpan, Span
+    from pytest_retrieval_bench.scoring.contextbench_trajectory import Prediction
+
+    checkout = TextCheckout({"App.swift": "func a() {}\nfunc b() {}\n", "util.py": "def f():\n    pass\n"})
+    final = ContextStep(["App.swift"], [Span("App.swift", 1, 1)])
+    result = score_task(Gold([GoldSpan("App.swift", 1, 2)]), Prediction([final], final), checkout)
+    assert "symbol" not in result["final"] and result["final"]["line"]["coverage"] == 0.5
+    assert "cb_traj_symbol_coverage" not in flat_metrics(result) and flat_metrics(result)["cb_traj_line_coverage"] == 0.5
+    if contextbench_symbols.unavailable_reason() is None:
+        assert result["missing_grammar"] == "swift" and "swift" in result["symbols_absent"]
+        read = ContextStep(["util.py"], [Span("util.py", 2, 2)])
+        python = score_task(Gold([GoldSpan("util.py", 1, 2)]), Prediction([read], read), checkout)
+        assert python["final"]["symbol"] == {"coverage": 1.0, "precision": 1.0, "intersection": 1, "gold_size": 1, "pred_size": 1}
+    else:
+        assert "tree-sitter" in result["symbols_absent"]

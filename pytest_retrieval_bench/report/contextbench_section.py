@@ -20,16 +20,14 @@ def contextbench_results(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]
             if isinstance(record["trajectory"].get("contextbench"), dict) and isinstance(record["trajectory"]["contextbench"].get("result"), dict)]
 
 
-def symbols_note(results: list[Mapping[str, Any]]) -> str | None:
-    """One line on symbol figures left out (None when every scored task has them)."""
+def symbols_note(results: list[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Why symbol figures are left out, and for how many tasks (None when every scored task has them)."""
     absent = [result for result in results if "symbols_absent" in result]
     if not absent:
         return None
     grammars = sorted({str(result["missing_grammar"]) for result in absent if result.get("missing_grammar")})
-    if grammars:
-        return (f"symbol figures absent for {len(absent)} of {len(results)} tasks: tree-sitter-languages has no grammar for "
-                f"{', '.join(grammars)}")
-    return f"symbol figures absent for {len(absent)} of {len(results)} tasks: {absent[0]['symbols_absent']}"
+    reason = f"tree-sitter-languages has no grammar for {', '.join(grammars)}" if grammars else str(absent[0]["symbols_absent"])
+    return {"reason": reason, "tasks": len(absent), "of": len(results)}
 
 
 def contextbench_section(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> dict[str, Any] | None:
@@ -40,5 +38,15 @@ def contextbench_section(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]
     section: dict[str, Any] = {"evaluator_micro": evaluator_micro(results), "leaderboard_macro": leaderboard_macro(results)}
     note = symbols_note(results)
     if note:
-        section["symbols_note"] = note
+        section["symbols_absent"] = note
     return section
+
+
+def symbols_lines(report: Mapping[str, Any]) -> list[str]:
+    """One terminal line per distinct reason symbol figures are absent (each said once per run)."""
+    by_reason: dict[str, list[str]] = {}
+    for arm, block in sorted((report.get("trajectory") or {}).items()):
+        note = (block.get("contextbench") or {}).get("symbols_absent") if isinstance(block, dict) else None
+        if isinstance(note, dict):
+            by_reason.setdefault(str(note.get("reason")), []).append(f"{arm} {note.get('tasks')} of {note.get('of')} tasks")
+    return [f"ContextBench symbol figures absent ({', '.join(arms)}): {reason}" for reason, arms in by_reason.items()]

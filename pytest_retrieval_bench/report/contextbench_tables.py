@@ -46,6 +46,6 @@ def contextbench_tables(section: dict[str, Any]) -> list[tuple[str, list[str], l
 
 def contextbench_notes(section: dict[str, Any]) -> list[str]:
     """The tables' note, and each arm's symbol note (why symbol rows are missing)."""
-    notes = [f"{arm}: {block['contextbench']['symbols_note']}" for arm, block in sorted(section.items())
-             if isinstance(block.get("contextbench"), dict) and block["contextbench"].get("symbols_note")]
+    notes = [f"{arm}: symbol figures absent for {note['tasks']} of {note['of']} tasks: {note['reason']}" for arm, block in sorted(section.items())
+             if isinstance(block.get("contextbench"), dict) and isinstance(note := block["contextbench"].get("symbols_absent"), dict)]
     return [NOTE, *notes] if any(isinstance(block.get("contextbench"), dict) for block in section.values()) else []
