@@ -131,6 +131,17 @@ def _list_records(text: str, source: str) -> list[tuple[int, Any]]:
     return found
 
 
+def first_list_record(data: bytes) -> Any:
+    """The first element of a file that starts as a JSON list (`[]` for an empty list), decoding
+    nothing else; None when it is not one."""
+    try:
+        text = data.decode("utf-8")
+        position = _SPACE.match(text, text.index("[") + 1).end()
+        return [] if text.startswith("]", position) else json.JSONDecoder().raw_decode(text, position)[0]
+    except (UnicodeDecodeError, ValueError):  # JSONDecodeError is a ValueError
+        return None
+
+
 def parse_records(data: bytes, source: str) -> list[tuple[int, Any]]:
     """(line, record) of a JSON list or of JSON lines: the line where each record starts."""
     if data.lstrip()[:1] == b"[":

@@ -12,8 +12,8 @@ sample whose trajectory has no step is skipped (its `empty_trajectory`), and a s
 trajectory at all is missing, not scored zero.
 
 The same option reads ContextBench's unified prediction records (`contextbench_records.py`): a
-file whose first record has `traj_data` (or an `instance_id` and no step fields), or that is a JSON
-list, is read as those; its predictions are scored as ContextBench scores them on ContextBench
+file whose first record (its first line, or the first element of a JSON list) has `traj_data` (or
+an `instance_id` and no step fields), or that is an empty JSON list, is read as those; its predictions are scored as ContextBench scores them on ContextBench
 rows. One arm's files are all of one format.
 """
 
@@ -133,7 +133,8 @@ def _step_row(row: dict[str, Any], source: str, line: int, where: str) -> dict[s
 
 
 def read_log(name: str, path: Path, log: TrajectoryLog | None = None) -> TrajectoryLog:
-    """Read one file into `log` (a new one by default): per-step and per-sample rows alike."""
+    """Read one file into `log` (a new one by default): per-step and per-sample rows alike, or
+    ContextBench's records (one arm's files are all of one format)."""
     log = log or TrajectoryLog(name)
     source = str(path)
     log.files.append(source)
@@ -175,11 +176,8 @@ def _format_of(data: bytes, source: str) -> str | None:
     """"contextbench" when the first record (of a JSON list, or the first line) is a unified
     record, "arb" for a step or trajectory row, None for a file with no record."""
     if data.lstrip()[:1] == b"[":
-        try:
-            rows = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            rows = None
-        if isinstance(rows, list) and (not rows or (isinstance(rows[0], dict) and contextbench_records.is_unified_record(rows[0]))):
+        first = contextbench_records.first_list_record(data)
+        if first is not None and (first == [] or (isinstance(first, dict) and contextbench_records.is_unified_record(first))):
             return "contextbench"
     for number, text in enumerate(data.split(b"\n"), start=1):
         if text.strip():
