@@ -27,7 +27,7 @@ def trajectory_tables_html(report: dict[str, Any]) -> str:
     parts = [f'<section id="trajectory"><h2>Trajectory</h2><style>{STYLE}</style>',
              *(f'<p class="note">{esc(note)}</p>' for note in notes_of(report))]
     for title, headers, rows in tables:
-        cells = [[td_arm(cell) if header in ("Run", "Method") else esc(cell) if header == "Task" else td_num(esc(cell))
+        cells = [[td_arm(cell) if header in ("Run", "Method") else esc(cell) if header in ("Task", "Granularity") else td_num(esc(cell))
                   for cell, header in zip(row, headers)] for row in rows]
         parts.append(f"<h3>{esc(title)}</h3>{html_table(headers, cells, 'traj-table')}")
     return "".join(parts) + "</section>"

@@ -130,6 +130,6 @@ def trajectory_markdown(report: dict[str, Any]) -> str:
     lines = ["", "# Trajectory", "", *(f"- {escape(note)}" for note in notes_of(report))]
     for title, headers, rows in tables:
         table = pipe_table((headers, rows))
-        table[1] = "|" + "|".join("---" if header in ("Task", "Run", "Method") else "---:" for header in headers) + "|"
+        table[1] = "|" + "|".join("---" if header in ("Task", "Run", "Method", "Granularity") else "---:" for header in headers) + "|"
         lines += ["", f"## {escape(title)}", "", *table]
     return "\n".join(lines) + "\n"
