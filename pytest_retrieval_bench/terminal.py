@@ -65,13 +65,16 @@ def status_of(record: dict[str, Any], limit: int, what: str = "") -> tuple[str, 
 
 def trajectory_how(trajectory: dict[str, Any]) -> str:
     """How an agent's item ended: `final 1/3, 5 reads, 3,600 tokens` (gold among the final files
-    where the sample has gold)."""
+    where the sample has gold), and on a ContextBench row the final context's line coverage."""
     final = len(trajectory.get("final_files") or [])
     shown = f"final {trajectory['final_gold']}/{final}" if "final_gold" in trajectory else f"final {final}"
     reads = trajectory.get("read_calls", 0)
+    contextbench = (trajectory.get("contextbench") or {}).get("result") or {}
+    line = f", ContextBench line coverage {contextbench['final']['line']['coverage']:.3f}" if "final" in contextbench else ""
     if reads is None:  # a replay: steps recorded elsewhere, no calls
-        return f"{shown}, {len(trajectory.get('steps') or [])} steps replayed"
-    return f"{shown}, {reads} read{'s' if reads != 1 else ''}, {trajectory.get('read_tokens', 0):,} tokens"
+        steps = contextbench.get("num_steps", len(trajectory.get("steps") or []))
+        return f"{shown}, {steps} steps replayed{line}"
+    return f"{shown}, {reads} read{'s' if reads != 1 else ''}, {trajectory.get('read_tokens', 0):,} tokens{line}"
 
 
 class SnapshotProgress:

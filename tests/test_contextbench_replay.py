@@ -52,7 +52,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTEST_ADDOPTS", "PYTEST_XDIST"))}
     result = subprocess.run([sys.executable, "-m", "pytest", f"--bench-samples={FIXTURE}", f"--bench-snapshot=acme/gin-lite@{GIN_COMMIT}={GIN_TREE}",
                              "--bench-trajectories", "recorded=records.json", "--bench-arms=recorded,arb-closed-tool", "--bench-report=out.json",
-                             "--bench-html=out.html", "-rs", "-p", "no:cacheprovider"], cwd=directory, env=env, capture_output=True, text=True, timeout=300)
+                             "--bench-html=out.html", "-rs", "-v", "-p", "no:cacheprovider"], cwd=directory, env=env, capture_output=True, text=True, timeout=300)
     report = json.loads((directory / "out.json").read_text(encoding="utf-8")) if (directory / "out.json").exists() else {}
     html = (directory / "out.html").read_text(encoding="utf-8") if (directory / "out.html").exists() else ""
     return {"out": result.stdout + result.stderr, "ret": result.returncode, "report": report, "html": html}
@@ -78,6 +78,7 @@ def test_replayed_records_are_scored_as_the_scorer_scores_them(run: dict[str, An
     assert len(entries["acme__gin-lite-102"]["arms"]["recorded"]["trajectory"]["contextbench"]["result"]["trajectory"]["steps"]) == 1
     assert "recorded" not in entries["acme__gin-lite-103"]["arms"]  # no record: skipped, not zero
     assert "no ContextBench record for this sample" in run["out"] and "acme__gin-lite-999" in run["out"]
+    assert "acme__gin-lite-101[recorded] HIT final 2/2, 3 steps replayed, ContextBench line coverage 0.537" in run["out"]
 
 
 def test_the_section_holds_both_aggregates_named_for_what_they_are(run: dict[str, Any]) -> None:
