@@ -11,6 +11,7 @@ from _pytest._code.code import ReprFileLocation, TerminalRepr
 from _pytest.pathlib import bestrelpath
 
 from pytest_retrieval_bench.bench.arms_setup import VECTORS_EVENT
+from pytest_retrieval_bench.report.contextbench_section import symbols_lines
 from pytest_retrieval_bench.report.tables import printable, report_lines
 from pytest_retrieval_bench.scoring.outcome import outcome_word
 from pytest_retrieval_bench.words import counted
@@ -64,13 +65,16 @@ def status_of(record: dict[str, Any], limit: int, what: str = "") -> tuple[str, 
 
 def trajectory_how(trajectory: dict[str, Any]) -> str:
     """How an agent's item ended: `final 1/3, 5 reads, 3,600 tokens` (gold among the final files
-    where the sample has gold)."""
+    where the sample has gold), and on a ContextBench row the final context's line coverage."""
     final = len(trajectory.get("final_files") or [])
     shown = f"final {trajectory['final_gold']}/{final}" if "final_gold" in trajectory else f"final {final}"
     reads = trajectory.get("read_calls", 0)
+    contextbench = (trajectory.get("contextbench") or {}).get("result") or {}
+    line = f", ContextBench line coverage {contextbench['final']['line']['coverage']:.3f}" if "final" in contextbench else ""
     if reads is None:  # a replay: steps recorded elsewhere, no calls
-        return f"{shown}, {len(trajectory.get('steps') or [])} steps replayed"
-    return f"{shown}, {reads} read{'s' if reads != 1 else ''}, {trajectory.get('read_tokens', 0):,} tokens"
+        steps = contextbench.get("num_steps", len(trajectory.get("steps") or []))
+        return f"{shown}, {steps} steps replayed{line}"
+    return f"{shown}, {reads} read{'s' if reads != 1 else ''}, {trajectory.get('read_tokens', 0):,} tokens{line}"
 
 
 class SnapshotProgress:
@@ -205,6 +209,7 @@ def summary_lines(bench: "BenchSession") -> list[tuple[str, dict[str, bool]]]:
         lines.append((f"samples with no record: {', '.join(report['missing'])}", {}))
     for note in bench.report_notes:
         lines.append((f"retrieval-bench: {note}", {"yellow": True}))
+    lines += [(f"retrieval-bench: {line}", {"yellow": True}) for line in symbols_lines(report)]
     if bench.report_path is not None and bench.report_bytes is not None and not any(f.startswith("cannot write the report") for f in bench.failures):
         lines.append((f"report written to {bench.report_path}", {}))
     lines += [(written, {}) for written in bench.written]

@@ -3,7 +3,8 @@
 The parallel of `run.run_item` for agents. The record is a ranking arm's record whose ranking is
 the agent's final files (scored by `run.score`, so summaries, pairing, gates and report checks read
 it as any arm's), plus `trajectory`: the episode (every call, the steps in the bench's normalized
-format, the final files) and, on a sample with gold, the bench's closed-tool detail row. The item's
+format, the final files) and, on a sample with gold, the bench's closed-tool detail row; on a
+ContextBench row also ContextBench's own trajectory scores (`contextbench_items.py`). The item's
 outcome follows the bench: a hit when a gold file is in the final context.
 """
 
@@ -19,6 +20,7 @@ from pytest_retrieval_bench.arms.agents.scripted import closed_tool_fields
 from pytest_retrieval_bench.arms.agents.tool_files import ToolFiles
 from pytest_retrieval_bench.arms.base import Answer, Request
 from pytest_retrieval_bench.arms.deadline import ArmTimedOut, arm_time_limit, time_limit
+from pytest_retrieval_bench.bench.contextbench_items import contextbench_scores
 from pytest_retrieval_bench.bench.run import score
 from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.errors import ArmError, SnapshotError
@@ -131,4 +133,9 @@ def run_agent_item(sample: Sample, arm: AgentArm, request: Request, snapshot: Sn
         episode = kept if isinstance(kept, Episode) else env.finish()  # the calls made before the failure
     answer = None if error else answer_of(sample, episode)
     scored = score(sample, answer, error, limit, snapshot.read_text, snapshot.token_counts())
-    return {**record, **scored, "trajectory": trajectory_record(sample, episode, error)}
+    trajectory = trajectory_record(sample, episode, error)
+    contextbench, metrics = contextbench_scores(sample, episode, snapshot, error)  # on a ContextBench row: its own trajectory scores
+    if contextbench is not None:
+        trajectory["contextbench"] = contextbench
+        scored["metrics"].update(metrics)
+    return {**record, **scored, "trajectory": trajectory}

@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_retrieval_bench.report.html_parts import esc, html_table, td_arm, td_num
-from pytest_retrieval_bench.report.trajectory_tables import NOTES, trajectory_tables
+from pytest_retrieval_bench.report.trajectory_tables import notes_of, trajectory_tables
 
-STYLE = (".traj ol{margin:2px 0;padding-left:4px;list-style:none;font:12px ui-monospace,monospace;overflow-wrap:anywhere}"
+STYLE = (".traj .cbbar{display:inline-block;height:8px;background:var(--accent,#1f5fbf);vertical-align:middle;margin-right:4px}"
+         ".traj ol{margin:2px 0;padding-left:4px;list-style:none;font:12px ui-monospace,monospace;overflow-wrap:anywhere}"
          ".traj .sup{color:var(--accent,#1f5fbf);font-weight:600}.traj .ref{color:var(--bad)}.traj .fin{font-weight:700}")
 
 
@@ -24,9 +25,9 @@ def trajectory_tables_html(report: dict[str, Any]) -> str:
     if not tables:
         return ""
     parts = [f'<section id="trajectory"><h2>Trajectory</h2><style>{STYLE}</style>',
-             *(f'<p class="note">{esc(note)}</p>' for note in NOTES)]
+             *(f'<p class="note">{esc(note)}</p>' for note in notes_of(report))]
     for title, headers, rows in tables:
-        cells = [[td_arm(cell) if header in ("Run", "Method") else esc(cell) if header == "Task" else td_num(esc(cell))
+        cells = [[td_arm(cell) if header in ("Run", "Method") else esc(cell) if header in ("Task", "Granularity") else td_num(esc(cell))
                   for cell, header in zip(row, headers)] for row in rows]
         parts.append(f"<h3>{esc(title)}</h3>{html_table(headers, cells, 'traj-table')}")
     return "".join(parts) + "</section>"
@@ -72,4 +73,33 @@ def trajectory_html(record: dict[str, Any], entry: dict[str, Any]) -> str:
              f'{esc(trajectory.get("read_tokens"))} read tokens' + (" · fallback final files" if trajectory.get("fallback") else ""))
     return (f'<details class="traj"><summary>trajectory: {len(trajectory.get("calls") or [])} calls, final {finals}</summary>'
             f'<p class="muted">{facts}; <span class="gold">★ gold</span>, <span class="sup">◆ supporting</span></p>'
-            f"<ol>{calls}</ol></details>")
+            f"<ol>{calls}</ol>{contextbench_steps_html(trajectory)}</details>")
+
+
+def _step_files(step: dict[str, Any]) -> str:
+    files = list(dict.fromkeys([*(step.get("files") or []), *(step.get("spans") or {})]))
+    spans = step.get("spans") or {}
+    return ", ".join(esc(path) + "".join(f":{esc(item.get('start'))}-{esc(item.get('end'))}" for item in spans.get(path) or []) for path in files) or "(nothing)"
+
+
+def contextbench_steps_html(trajectory: dict[str, Any]) -> str:
+    """On a ContextBench row: each step's context and ContextBench's line coverage of the union so
+    far (a bar growing step by step), then the final context's figures ("" elsewhere)."""
+    block = trajectory.get("contextbench")
+    result = block.get("result") if isinstance(block, dict) else None
+    if not isinstance(result, dict):
+        return ""
+    if "error" in result:
+        return f'<p class="muted">ContextBench: not scored ({esc(result["error"])}, left out as the official evaluator leaves it out)</p>'
+    recorded = (block.get("prediction") or {}).get("traj_data", {}).get("pred_steps") or []
+    items = []
+    for index, step in enumerate(result["trajectory"]["steps"]):
+        coverage = step["coverage"]
+        line = float(coverage.get("line", 0.0))
+        shown = _step_files(recorded[index]) if index < len(recorded) else "(the final context)"
+        items.append(f'<li>{esc(step["step"])}. <span class="cbbar" style="width:{round(line * 80)}px"></span>line {line:.3f} · '
+                     f'file {float(coverage.get("file", 0.0)):.3f} · {shown}</li>')
+    final = result["final"]
+    figures = " · ".join(f"{name} {float(final[name]['coverage']):.3f}/{float(final[name]['precision']):.3f}" for name in ("file", "symbol", "span", "line") if name in final)
+    return (f'<p class="muted">ContextBench line coverage after each step (coverage/precision of the final context: {esc(figures)}; '
+            f'AUC line {float(result["trajectory"]["auc_coverage"]["line"]):.3f})</p><ol>{"".join(items)}</ol>')

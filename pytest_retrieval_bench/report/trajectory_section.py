@@ -5,7 +5,8 @@ alike): each agent record's closed-tool detail row is recomputed exactly from wh
 (its steps, the gold and label fields of its detail, its closed-tool fields), then aggregated with
 the bench's `summarize_trajectory_details` and `summarize_closed_tool` (macro means per task type
 and overall), with a Wilson interval on final-any-gold, the mean final files and the bench's budget
-curve (`scoring/trajectory_budget.py`). Samples without gold are not in the bench's figures (it
+curve (`scoring/trajectory_budget.py`); on ContextBench rows also ContextBench's own aggregates
+(`contextbench_section.py`). Samples without gold are not in the bench's figures (it
 skips them); the section counts them and their abstentions apart. Ranking arms of the run get the
 bench's same-budget contrast (`same_budget.py`). Reports without an agent arm have no such section.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any, Iterable, Mapping
 
+from pytest_retrieval_bench.report.contextbench_section import contextbench_section
 from pytest_retrieval_bench.report.same_budget import same_budget_sections
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.trajectory_budget import budget_curve
@@ -99,6 +101,9 @@ def arm_section(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> dic
     }
     if rows and all(row["closed_tool"].get("policy") == "replay" for row in rows):
         del section["closed_tool_metrics"]  # a replay records steps, not calls: the bench's eval-trajectories has no such figures
+    contextbench = contextbench_section(pairs)  # on ContextBench rows: ContextBench's own two aggregates
+    if contextbench is not None:
+        section["contextbench"] = contextbench
     protocols = [record["trajectory"]["protocol"] for _, record in pairs if isinstance(record["trajectory"].get("protocol"), dict)]
     if protocols:  # a command agent's line protocol, counted as the bench counts its Codex policy's violations
         section["protocol"] = {"violation_samples": sum(1 for protocol in protocols if protocol.get("violations")),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_retrieval_bench.report.contextbench_tables import contextbench_notes, contextbench_tables
 from pytest_retrieval_bench.report.leaderboard import task_sort_key
 from pytest_retrieval_bench.report.markdown import escape, pipe_table
 from pytest_retrieval_bench.report.tables import fixed_width, printable
@@ -84,7 +85,7 @@ def curve_table(section: dict[str, Any]) -> Titled:
 
 
 def trajectory_tables(report: dict[str, Any]) -> list[Titled]:
-    """The two tables, or none for a report without a trajectory section."""
+    """The tables (ContextBench's two last, when agents ran on its rows), or none for a report without a trajectory section."""
     section = report.get("trajectory") or {}
     if not section:
         return []
@@ -94,7 +95,12 @@ def trajectory_tables(report: dict[str, Any]) -> list[Titled]:
     curve = curve_table(section)
     if curve[2]:
         tables.append(curve)
-    return tables
+    return tables + contextbench_tables(section)
+
+
+def notes_of(report: dict[str, Any]) -> list[str]:
+    """The tables' notes: the bench's, then ContextBench's when its tables are there."""
+    return NOTES + contextbench_notes(report.get("trajectory") or {})
 
 
 NOTES = ["File R/P/F1 are the final context's file recall, precision and F1 (the bench's `final_file_*`), macro means per task; "
@@ -110,7 +116,7 @@ def trajectory_text(report: dict[str, Any]) -> str:
     tables = trajectory_tables(report)
     if not tables:
         return ""
-    lines = ["", "trajectory (Agent Retrieval Bench V1.4 layout)", *(f"  {note}" for note in NOTES)]
+    lines = ["", "trajectory (Agent Retrieval Bench V1.4 layout)", *(f"  {note}" for note in notes_of(report))]
     for title, headers, rows in tables:
         lines += ["", title, *fixed_width((headers, rows))]
     return "\n".join(printable(line) for line in lines) + "\n"
@@ -121,9 +127,9 @@ def trajectory_markdown(report: dict[str, Any]) -> str:
     tables = trajectory_tables(report)
     if not tables:
         return ""
-    lines = ["", "# Trajectory", "", *(f"- {escape(note)}" for note in NOTES)]
+    lines = ["", "# Trajectory", "", *(f"- {escape(note)}" for note in notes_of(report))]
     for title, headers, rows in tables:
         table = pipe_table((headers, rows))
-        table[1] = "|" + "|".join("---" if header in ("Task", "Run", "Method") else "---:" for header in headers) + "|"
+        table[1] = "|" + "|".join("---" if header in ("Task", "Run", "Method", "Granularity") else "---:" for header in headers) + "|"
         lines += ["", f"## {escape(title)}", "", *table]
     return "\n".join(lines) + "\n"

@@ -151,6 +151,7 @@ class Episode:
     read_tokens: int
     extra: dict[str, Any] = field(default_factory=dict)
     protocol: dict[str, Any] | None = None  # a command agent's line protocol: how it ended, its violations
+    contextbench: Any = None  # a replayed ContextBench prediction (`scoring.contextbench_trajectory.Prediction`), scored on ContextBench rows
 
     def record(self) -> dict[str, Any]:
         """The episode as JSON values: what an item's record keeps of its trajectory."""

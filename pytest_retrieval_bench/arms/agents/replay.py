@@ -10,6 +10,11 @@ field. What the bench does on purpose is done here too, and said: a sample id th
 hold is ignored (its `missing_sample`), duplicate steps are kept (they count in redundancy), a
 sample whose trajectory has no step is skipped (its `empty_trajectory`), and a sample with no
 trajectory at all is missing, not scored zero.
+
+The same option reads ContextBench's unified prediction records (`contextbench_records.py`): a
+file whose first record (its first line, or the first element of a JSON list) has `traj_data` (or
+an `instance_id` and no step fields), or that is an empty JSON list, is read as those; its predictions are scored as ContextBench scores them on ContextBench
+rows. One arm's files are all of one format.
 """
 
 from __future__ import annotations
@@ -22,12 +27,15 @@ from typing import Any, Iterable
 
 import orjson
 
+from pytest_retrieval_bench.arms.agents import contextbench_records
 from pytest_retrieval_bench.arms.agents.arm import AgentArm
 from pytest_retrieval_bench.arms.agents.environment import ClosedToolEnvironment
 from pytest_retrieval_bench.arms.agents.protocol import Episode
 from pytest_retrieval_bench.arms.base import Request
 from pytest_retrieval_bench.errors import InputError
 from pytest_retrieval_bench.files.sha256 import file_sha256
+from pytest_retrieval_bench.scoring.contextbench_context import TextCheckout
+from pytest_retrieval_bench.scoring.contextbench_trajectory import Prediction
 
 POLICY = "replay"
 
@@ -69,6 +77,8 @@ class TrajectoryLog:
     name: str
     files: list[str] = field(default_factory=list)
     rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    format: str | None = None  # "arb" (the bench's steps) or "contextbench" (unified records), set by the first file
+    predictions: dict[str, Prediction] = field(default_factory=dict)  # the ContextBench records by instance id
 
     @property
     def steps(self) -> dict[str, list[dict[str, Any]]]:
@@ -79,6 +89,8 @@ class TrajectoryLog:
         """What replaying says of its input against the run's samples (one line each, none when clean)."""
         known = set(sample_ids)
         where = ", ".join(self.files)
+        if self.format == "contextbench":
+            return self._contextbench_notes(known, where)
         unknown = sorted(set(self.rows) - known)
         missing = len(known - set(self.rows))
         empty = sum(1 for sample_id, rows in self.rows.items() if sample_id in known and not rows)
@@ -96,6 +108,17 @@ class TrajectoryLog:
             notes.append(f"{self.name}: {duplicates} duplicate steps (same sample, step and path) in {where} kept, as the bench keeps them")
         return notes
 
+    def _contextbench_notes(self, known: set[str], where: str) -> list[str]:
+        notes = []
+        missing = len(known - set(self.predictions))
+        unknown = sorted(set(self.predictions) - known)
+        if missing:
+            notes.append(f"{self.name}: {missing} of {len(known)} samples have no ContextBench record in {where} (missing, not scored: their items are skipped)")
+        if unknown:
+            notes.append(f"{self.name}: {len(unknown)} instance ids in {where} are not among the samples (ignored): "
+                         + ", ".join(unknown[:5]) + (" ..." if len(unknown) > 5 else ""))
+        return notes
+
 
 def _object(value: Any, source: str, line: int, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
@@ -110,32 +133,60 @@ def _step_row(row: dict[str, Any], source: str, line: int, where: str) -> dict[s
 
 
 def read_log(name: str, path: Path, log: TrajectoryLog | None = None) -> TrajectoryLog:
-    """Read one file into `log` (a new one by default): per-step and per-sample rows alike."""
+    """Read one file into `log` (a new one by default): per-step and per-sample rows alike, or
+    ContextBench's records (one arm's files are all of one format)."""
     log = log or TrajectoryLog(name)
     source = str(path)
     log.files.append(source)
     try:
-        handle = open(path, "rb")
+        data = path.read_bytes()
     except OSError as error:
         raise InputError(source, f"cannot read: {error.strerror or error}") from None
-    with handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
+    form = _format_of(data, source)
+    if log.format is not None and form is not None and form != log.format:
+        raise InputError(source, f"holds {form} records, but {log.files[0]} (the same arm {name!r}) holds {log.format} ones")
+    log.format = log.format or form
+    if log.format == "contextbench":
+        for number, row in contextbench_records.parse_records(data, source):
+            instance_id, prediction = contextbench_records.parse_record(row, source, number)
+            if instance_id in log.predictions:
+                raise InputError(source, f"a second record for {instance_id!r} (one record per instance)", line=number, field="instance_id")
+            log.predictions[instance_id] = prediction
+        return log
+    for number, text in enumerate(data.split(b"\n"), start=1):
+        if not text.strip():
+            continue
+        try:
+            row = _object(orjson.loads(text), source, number, "")
+        except orjson.JSONDecodeError as error:
+            raise InputError(source, f"not JSON: {error}", line=number) from None
+        sample_id = str(row.get("sample_id") or row.get("id") or "")
+        if not sample_id:
+            raise InputError(source, "no sample id (`sample_id` or `id`)", line=number, field="sample_id")
+        trajectory = row.get("trajectory")
+        if "trajectory" in row and not isinstance(trajectory, list):
+            raise InputError(source, f"expected a list of steps, got {type(trajectory).__name__}", line=number, field="trajectory")
+        rows = ([_step_row(_object(item, source, number, f"trajectory[{index}]"), source, number, f"trajectory[{index}].")
+                 for index, item in enumerate(trajectory)] if isinstance(trajectory, list) else [_step_row(row, source, number, "")])
+        log.rows.setdefault(sample_id, []).extend(rows)
+    return log
+
+
+def _format_of(data: bytes, source: str) -> str | None:
+    """"contextbench" when the first record (of a JSON list, or the first line) is a unified
+    record, "arb" for a step or trajectory row, None for a file with no record."""
+    if data.lstrip()[:1] == b"[":
+        first = contextbench_records.first_list_record(data)
+        if first is not None and (first == [] or (isinstance(first, dict) and contextbench_records.is_unified_record(first))):
+            return "contextbench"
+    for number, text in enumerate(data.split(b"\n"), start=1):
+        if text.strip():
             try:
-                row = _object(orjson.loads(text), source, number, "")
+                row = orjson.loads(text)
             except orjson.JSONDecodeError as error:
                 raise InputError(source, f"not JSON: {error}", line=number) from None
-            sample_id = str(row.get("sample_id") or row.get("id") or "")
-            if not sample_id:
-                raise InputError(source, "no sample id (`sample_id` or `id`)", line=number, field="sample_id")
-            trajectory = row.get("trajectory")
-            if "trajectory" in row and not isinstance(trajectory, list):
-                raise InputError(source, f"expected a list of steps, got {type(trajectory).__name__}", line=number, field="trajectory")
-            rows = ([_step_row(_object(item, source, number, f"trajectory[{index}]"), source, number, f"trajectory[{index}].")
-                     for index, item in enumerate(trajectory)] if isinstance(trajectory, list) else [_step_row(row, source, number, "")])
-            log.rows.setdefault(sample_id, []).extend(rows)
-    return log
+            return "contextbench" if isinstance(row, dict) and contextbench_records.is_unified_record(row) else "arb"
+    return None
 
 
 def parse_trajectories_option(entries: Iterable[str], base_dir: Path, log: TrajectoryLog | None = None) -> TrajectoryLog:
@@ -166,6 +217,8 @@ class ReplayArm(AgentArm):
         self.identity = f"replay:{','.join(Path(file).name for file in log.files)}:sha256:{digest.hexdigest()}"
 
     def skip_reason(self, sample_id: str) -> str | None:
+        if self.log.format == "contextbench":
+            return None if sample_id in self.log.predictions else f"no ContextBench record for this sample in {', '.join(self.log.files)} (missing, not scored)"
         steps = self.log.rows.get(sample_id)
         if steps is None:
             return f"no trajectory for this sample in {', '.join(self.log.files)} (missing, not scored)"
@@ -174,7 +227,11 @@ class ReplayArm(AgentArm):
         return None
 
     def run(self, request: Request, env: ClosedToolEnvironment) -> Episode:
-        """The recorded steps as an episode: its final files are the steps flagged final context."""
+        """The recorded steps as an episode: its final files are the steps flagged final context
+        (a ContextBench record's: its final context)."""
+        if self.log.format == "contextbench":
+            files = env.files
+            return contextbench_records.replay_episode(self.log.predictions[request.sample_id], TextCheckout(files.texts))
         rows = self.log.rows.get(request.sample_id) or []
         steps = [normalize_step(row, index + 1) for index, row in enumerate(rows)]
         final = list(dict.fromkeys(step["path"] for step in steps if step["is_final_context"]))
