@@ -105,8 +105,8 @@ def notes_of(report: dict[str, Any]) -> list[str]:
 
 NOTES = ["File R/P/F1 are the final context's file recall, precision and F1 (the bench's `final_file_*`), macro means per task; "
          "Line F1 = line_f1@trajectory (- without gold spans); Avg reads = read calls, Avg final = final files, per sample",
-         "same-budget contrast: a ranking arm's first final_k files (given files removed) scored as a trajectory, on the samples the "
-         "agents were scored on (the bench's evaluate_ranked_context_as_trajectory)",
+         "same-budget contrast: a ranking arm's first final_k files (given files kept where it ranked them, as the bench's rankers "
+         "keep them) scored as a trajectory, on the samples the agents were scored on (the bench's evaluate_ranked_context_as_trajectory)",
          "budget curve: each trajectory cut after its first B tool calls, the files read by then scored as final context (a post-hoc "
          "prefix, not a rerun under a smaller budget; the bench's report_closed_tool_budget_curve)"]
 
