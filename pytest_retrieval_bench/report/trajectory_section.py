@@ -7,7 +7,8 @@ the bench's `summarize_trajectory_details` and `summarize_closed_tool` (macro me
 and overall), with a Wilson interval on final-any-gold, the mean final files and the bench's budget
 curve (`scoring/trajectory_budget.py`). Samples without gold are not in the bench's figures (it
 skips them); the section counts them and their abstentions apart. Ranking arms of the run get the
-bench's same-budget contrast (`same_budget.py`). Reports without an agent arm have no such section.
+bench's same-budget contrast (`same_budget.py`), and each agent its paired comparisons with other
+agents and with those contrasts (`trajectory_paired.py`). Reports without an agent arm have no such section.
 """
 
 from __future__ import annotations
