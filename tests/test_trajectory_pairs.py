@@ -22,6 +22,7 @@ from pytest_retrieval_bench.history.table import history_lines
 from pytest_retrieval_bench.report.build import rounded
 from pytest_retrieval_bench.report.diff import diff_reports
 from pytest_retrieval_bench.report.diff_text import diff_lines, diff_markdown
+from pytest_retrieval_bench.report.export_trajectory import trajectory_columns
 from pytest_retrieval_bench.report.gate import check_compatible, compare, parse_rule
 from pytest_retrieval_bench.report.trajectory_section import trajectory_section
 from pytest_retrieval_bench.report.trajectory_values import TRAJECTORY_METRICS
@@ -99,6 +100,8 @@ def test_the_section_pairs_agents_and_same_budget_rankers(runs) -> None:
     rate = section["reader"]["final_any_gold"]["rate"] - section["arb-closed-tool"]["final_any_gold"]["rate"]
     assert section["reader"]["paired"]["arb-closed-tool"]["final_any_gold"]["mean_difference"] == pytest.approx(rate, abs=2e-6)
     assert rounded(trajectory_section(before["details"])) == section  # deterministic: rebuilt from the details, the same figures
+    columns = trajectory_columns(before)  # the export's rows carry the per-sample value a gate pairs
+    assert [columns[(i, "reader")]["final_any_gold"] for i in ids] == [reader[i]["final_any_gold"] for i in ids]
 
 
 def test_a_gate_rule_on_a_trajectory_metric(runs) -> None:

@@ -31,9 +31,13 @@ def is_trajectory_metric(name: str) -> bool:
     return name in TRAJECTORY_METRICS
 
 
+def final_any_gold(final_files: Iterable[str], gold_files: Iterable[str]) -> float:
+    """1.0 when a gold file is in the final context, else 0.0."""
+    return 1.0 if set(final_files) & set(gold_files) else 0.0
+
+
 def _row_values(row: Mapping[str, Any], final_files: Iterable[str]) -> dict[str, float]:
-    hit = bool(set(final_files) & set(row["gold_files"]))
-    return {**row["metrics"], FINAL_ANY_GOLD: 1.0 if hit else 0.0}
+    return {**row["metrics"], FINAL_ANY_GOLD: final_any_gold(final_files, row["gold_files"])}
 
 
 def agent_values(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> Values:
