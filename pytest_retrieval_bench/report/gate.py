@@ -21,7 +21,8 @@ from typing import Any, Sequence
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import groups_of, samples_digests
-from pytest_retrieval_bench.report.trajectory_values import TRAJECTORY_METRICS, Values, is_trajectory_metric, metric_names, paired_values, report_trajectory_values
+from pytest_retrieval_bench.report.trajectory_values import (TRAJECTORY_METRICS, Values, is_trajectory_metric, metric_names, paired_values,
+                                                             report_trajectory_values)
 
 NONINFERIOR, NOREGRESSION = "noninferior", "noregression"
 FORMS = {NONINFERIOR: "non-inferiority", NOREGRESSION: "no confident regression"}
@@ -239,10 +240,11 @@ def compare(run: dict[str, Any], baseline: dict[str, Any], rules: Sequence[GateR
         }
     trajectory = _TrajectoryPairs(run, baseline) if any(is_trajectory_metric(rule.metric) for rule in rules) else None
     for rule in rules:
-        for arm in [rule.arm] if rule.arm else (trajectory.arms(rule.metric, arms) if trajectory and is_trajectory_metric(rule.metric) else arms):
+        pairs = trajectory if trajectory is not None and is_trajectory_metric(rule.metric) else None
+        for arm in [rule.arm] if rule.arm else (pairs.arms(rule.metric, arms) if pairs is not None else arms):
             in_group = [i for i in sorted(set(current) & set(base)) if _in_group(current[i], rule.group)]
-            if trajectory is not None and is_trajectory_metric(rule.metric):
-                _, diffs = trajectory.differences(arm, rule.metric, in_group)
+            if pairs is not None:
+                _, diffs = pairs.differences(arm, rule.metric, in_group)
             else:
                 ids = [i for i in in_group if current[i].get("stratum") == "positive" and arm in current[i]["arms"] and arm in base[i]["arms"]]
                 diffs = [current[i]["arms"][arm]["metrics"].get(rule.metric, 0.0) - base[i]["arms"][arm]["metrics"].get(rule.metric, 0.0) for i in ids]
