@@ -7,8 +7,6 @@ Runs without agents have no rows; a history without any has no such table.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pytest_retrieval_bench.history.store import Loaded, series_labels
 from pytest_retrieval_bench.report.gate import run_pair_seed
 from pytest_retrieval_bench.report.tables import interval, number, signed

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from pytest_retrieval_bench.report.same_budget import final_k, same_budget_paired_rows
+from pytest_retrieval_bench.report.same_budget import same_budget_paired_rows
 from pytest_retrieval_bench.report.agent_rows import agent_records, detail_row
 from pytest_retrieval_bench.scoring.trajectory import TRAJECTORY_METRIC_KEYS
 
@@ -74,7 +74,3 @@ def paired_values(candidate: Values, baseline: Values, metric: str, ids: Iterabl
     shared = sorted(set(candidate) & set(baseline) & (set(ids) if ids is not None else set(candidate)))
     shared = [sample_id for sample_id in shared if metric in candidate[sample_id] and metric in baseline[sample_id]]
     return shared, [candidate[sample_id][metric] - baseline[sample_id][metric] for sample_id in shared]
-
-
-def agent_final_k(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> int:
-    return final_k(pairs[0][1])
