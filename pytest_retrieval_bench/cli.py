@@ -68,7 +68,8 @@ def _parser() -> argparse.ArgumentParser:
                           help="trec: also the no-gold samples' rankings (no qrels holds them; the unranked positives get no line)")
     history = commands.add_parser("history", help="the saved runs (--bench-save, --bench-autosave), with each arm's metric and its change")
     history.add_argument("--storage", type=Path, default=Path(DEFAULT_STORAGE), help=f"the folder of saved runs (default: {DEFAULT_STORAGE})")
-    history.add_argument("--metric", help="the metric shown per arm (default: hit at the largest cut-off the limit reaches, e.g. hit@20)")
+    history.add_argument("--metric", help="the metric shown per arm (default: hit at the largest cut-off the limit reaches, e.g. hit@20); "
+                                          "a trajectory metric (final_file_f1, final_any_gold, ...) is the trajectory table's instead (default final_file_f1)")
     history.add_argument("--html", type=Path, metavar="PAGE", help="also write a self-contained trend page here, and each run's own page in a folder beside it "
                               "named for the page without its suffix: history.html's in history_runs/")
     known = commands.add_parser("known-target", help="known-target-v1 case banks")
@@ -263,7 +264,10 @@ def _run(args: argparse.Namespace) -> int:
         if args.html is not None:
             from pytest_retrieval_bench.history.page import write_history_page
 
-            return _writing(args.html, lambda: write_history_page(loaded, args.html, args.metric), [("--html", args.html)],
+            from pytest_retrieval_bench.report.trajectory_values import is_trajectory_metric
+
+            plotted = None if args.metric is not None and is_trajectory_metric(args.metric) else args.metric  # the page plots ranking metrics
+            return _writing(args.html, lambda: write_history_page(loaded, args.html, plotted), [("--html", args.html)],
                             [("saved run", run.path) for run in runs], [("--storage", args.storage)],
                             f"history page written to {args.html} (each run's page in {args.html.stem}_runs/ beside it)")
         return 0

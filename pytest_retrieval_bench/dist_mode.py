@@ -46,4 +46,4 @@ def choose_snapshot_groups(config: pytest.Config) -> bool:
 def header_lines(config: pytest.Config) -> list[str]:
     if not config.stash.get(CHOSEN_KEY, False):
         return []
-    return ["retrieval-bench: xdist --dist loadgroup (each snapshot's items on one worker; give --dist load for xdist's default)"]
+    return ["retrieval-bench: xdist --dist loadgroup (each snapshot's items on one worker, agent items spread over the workers; give --dist load for xdist's default)"]

@@ -48,7 +48,8 @@ OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("baseline", "path", "A baseline report to pair this run with by sample id and arm (typically the main branch's)."),
     ("gate", "list-raw", "Gate rule [noninferior:|noregression:]METRIC>=THRESHOLD[:arm=NAME][:group=GROUP] on the paired bootstrap "
                          "interval of run - baseline: noninferior (the default) fails unless its lower bound is >= THRESHOLD, "
-                         "noregression fails only when its upper bound is below THRESHOLD (repeatable)."),
+                         "noregression fails only when its upper bound is below THRESHOLD; METRIC a ranking metric (recall@10) "
+                         "or, with agents, a trajectory metric (final_file_f1) (repeatable)."),
     ("fail-regressed", "flag", "Fail each item whose sample regressed against the baseline (a hit became a miss, a rank fell)."),
     ("update-baseline", "flag", "Write this run to the --bench-baseline path: its arms replace the baseline's, whose other arms are kept "
                                 "(refused when an arm errored or the run is partial)."),

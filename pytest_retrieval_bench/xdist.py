@@ -9,6 +9,11 @@ Under `--dist loadgroup` (also what a bench run uses when `-n` comes without a m
 `dist_mode`) the controller schedules bench items by snapshot itself: xdist's
 own grouping rewrites node ids, which newer pytest releases no longer allow, so relying on it
 would silently scatter one snapshot's items (and its index builds) over every worker.
+
+Agent items are the exception: an agent that waits on a model is I/O bound, so each of its items
+is a unit of its own, and `-n N` spreads one snapshot's agent items over the workers (each worker
+reads the snapshot it is handed; the report is the same). Replayed trajectories run nothing and
+stay with their snapshot, as ranking items do.
 """
 
 from __future__ import annotations
@@ -18,12 +23,18 @@ from typing import Any, Callable, Sequence
 from pytest_retrieval_bench.bench.session import BenchSession
 
 
-def snapshot_scheduler(config: Any, log: Any, group_of: Callable[[str], str | None], cost_of: Callable[[str], int]) -> Any:
-    """A LoadGroupScheduling whose work unit for a bench item is its snapshot, largest first.
+SNAPSHOT, AGENT = "snapshot:", "agent:"
+
+
+def snapshot_scheduler(config: Any, log: Any, group_of: Callable[[str], str | None], cost_of: Callable[[str], int],
+                       spread: Callable[[str], bool] = lambda nodeid: False) -> Any:
+    """A LoadGroupScheduling whose work unit for a bench item is its snapshot, largest first, and
+    for an item `spread` names (an agent's) the item alone.
 
     Handing the costliest snapshots out first (the size of their source, known before any
     indexing) keeps one large snapshot from being the last unit a worker runs while the other
-    waits; other tests' units follow in xdist's own order.
+    waits; a snapshot's agent items follow its ranking unit; other tests' units follow in xdist's
+    own order.
     """
     from collections import OrderedDict
 
@@ -34,12 +45,14 @@ def snapshot_scheduler(config: Any, log: Any, group_of: Callable[[str], str | No
 
         def _split_scope(self, nodeid: str) -> str:
             group = group_of(nodeid)
-            return f"snapshot:{group}" if group else super()._split_scope(nodeid)
+            if not group:
+                return super()._split_scope(nodeid)
+            return f"{AGENT}{group}|{nodeid}" if spread(nodeid) else f"{SNAPSHOT}{group}"
 
         def _assign_work_unit(self, node: Any) -> None:
             if not self.ordered:  # the queue is complete before the first unit is handed out
                 units = list(self.workqueue.items())
-                units.sort(key=lambda unit: -cost_of(unit[0].removeprefix("snapshot:")) if unit[0].startswith("snapshot:") else 1)
+                units.sort(key=lambda unit: unit_order(unit[0], cost_of))
                 self.workqueue = OrderedDict(units)
                 self.ordered = True
             super()._assign_work_unit(node)
@@ -69,6 +82,30 @@ def snapshot_scheduler(config: Any, log: Any, group_of: Callable[[str], str | No
     return SnapshotGroupScheduling(config, log)
 
 
+def unit_order(scope: str, cost_of: Callable[[str], int]) -> tuple[int, str, int]:
+    """Snapshots by cost (largest first), a snapshot's ranking unit before its agent items, other
+    tests last (the sort is stable: items keep their collection order)."""
+    for prefix, rank in ((SNAPSHOT, 0), (AGENT, 1)):
+        if scope.startswith(prefix):
+            key = scope[len(prefix):].partition("|")[0]
+            return (-cost_of(key), key, rank)
+    return (1, "", 0)
+
+
+def spreads_agent(arms: dict[str, Any]) -> Callable[[str], bool]:
+    """Whether a node id is an agent item that runs something (a replay runs nothing)."""
+    from pytest_retrieval_bench.arms.agents.arm import AgentArm
+    from pytest_retrieval_bench.arms.agents.replay import ReplayArm
+    from pytest_retrieval_bench.bench.node_ids import parse_node_id
+
+    def spread(nodeid: str) -> bool:
+        parsed = parse_node_id(nodeid)
+        arm = arms.get(parsed[1]) if parsed else None
+        return isinstance(arm, AgentArm) and not isinstance(arm, ReplayArm)
+
+    return spread
+
+
 class ControllerHooks:
     def __init__(self, bench: BenchSession, workerinput: dict[str, Any]):
         self.bench = bench
@@ -84,4 +121,4 @@ class ControllerHooks:
     def pytest_xdist_make_scheduler(self, config: Any, log: Any) -> Any:
         if config.getvalue("dist") != "loadgroup":
             return None
-        return snapshot_scheduler(config, log, self.bench.snapshot_of_node, self.bench.snapshot_cost)
+        return snapshot_scheduler(config, log, self.bench.snapshot_of_node, self.bench.snapshot_cost, spreads_agent(self.bench.arms))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,7 +78,7 @@ def test_one_worker_per_snapshot_under_loadgroup(pytester: pytest.Pytester) -> N
 
 SNAPSHOTS = {(row["repo"], row["base_commit"]) for row in ROWS.values()}
 LOADS_LINE = re.compile(r"retrieval-bench: (\d+) snapshots? set up: .*\((\d+) snapshot loads? in (\d+) workers?\)$")
-CHOSEN_LINE = "retrieval-bench: xdist --dist loadgroup (each snapshot's items on one worker; give --dist load for xdist's default)"
+CHOSEN_LINE = "retrieval-bench: xdist --dist loadgroup (each snapshot's items on one worker, agent items spread over the workers; give --dist load for xdist's default)"
 
 
 def workers_by_repo(lines: list[str]) -> dict[str, set[str]]:
@@ -196,3 +197,62 @@ def test_lost_worker_without_replacement(pytester: pytest.Pytester, dist: str) -
     expected = {f"{sample}[{arm}]" for sample in set(ROWS) - unlabelled - set(report["skipped"]) for arm in ("grep", "crash")}
     assert len(unlabelled) == 1 and reported | not_run == expected
     assert set(report["missing"]) - unlabelled == {name.split("[")[0] for name in not_run}
+
+
+SPREAD_CONFTEST = """
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest_retrieval_bench
+
+@pytest_retrieval_bench.agent("waiter", final_k=2)
+def waiter(bench_request, bench_tools):
+    seen = Path(os.environ["WORKER_LOG"]) / bench_request.sample_id
+    seen.write_text(os.environ.get("PYTEST_XDIST_WORKER", "main"), encoding="utf-8")
+    hits = bench_tools.grep("test").hits
+    for hit in hits[:2]:
+        bench_tools.read_file(hit["path"])
+    bench_tools.submit([hit["path"] for hit in hits[:2]])
+"""
+
+
+def without_times(data: bytes) -> Any:
+    """The report without what may differ between runs of the same inputs: wall times and latency."""
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: (0 if key in ("wall_ms", "wall_seconds") else strip(item)) for key, item in value.items()}
+        return [strip(item) for item in value] if isinstance(value, list) else value
+
+    report = json.loads(data)
+    report.pop("latency")
+    return strip(report)
+
+
+def test_agent_items_of_one_snapshot_spread_over_workers(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Agents that wait on a model are I/O bound: `-n 4` spreads each snapshot's agent items over
+    the workers (a ranking arm's stay on one), and the report is the one `-n 0` writes."""
+    pytester.makeconftest(SPREAD_CONFTEST)
+    reports = {}
+    for mode in ("0", "4"):
+        log = pytester.path / f"workers-{mode}"
+        log.mkdir()
+        monkeypatch.setenv("WORKER_LOG", str(log))
+        result = pytester.runpytest_subprocess("-n", mode, *bench_args("-v", "--bench-arms=waiter,grep", f"--bench-report=n{mode}.json"))
+        assert result.ret == 0, result.stdout.str()[-3000:]
+        reports[mode] = (pytester.path / f"n{mode}.json").read_bytes()
+    ran = {path.name: path.read_text(encoding="utf-8") for path in (pytester.path / "workers-4").iterdir()}
+    by_snapshot: dict[tuple[str, str], set[str]] = {}
+    for sample_id, worker in ran.items():
+        by_snapshot.setdefault((ROWS[sample_id]["repo"], ROWS[sample_id]["base_commit"]), set()).add(worker)
+    assert len(by_snapshot) == 3 and all(len(workers) >= 2 for workers in by_snapshot.values()), by_snapshot
+    assert set().union(*by_snapshot.values()) == {"gw0", "gw1", "gw2", "gw3"}, by_snapshot
+    grep_workers: dict[str, set[str]] = {}
+    for line in result.outlines:  # the ranking arm's items: still one worker per snapshot
+        match = re.match(r"^\[(gw\d+)\] .*samples\.jsonl::(\w+)\[grep\]", line)
+        if match:
+            grep_workers.setdefault(ROWS[match[2]]["repo"], set()).add(match[1])
+    assert grep_workers and all(len(names) == 1 for names in grep_workers.values()), grep_workers
+    assert set((pytester.path / "workers-0").iterdir()) and set(p.read_text() for p in (pytester.path / "workers-0").iterdir()) == {"main"}
+    assert without_times(reports["4"]) == without_times(reports["0"])
+    assert "waiter" in json.loads(reports["4"])["trajectory"]

@@ -7,9 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_retrieval_bench.history.store import Loaded, series_labels
+from pytest_retrieval_bench.history.trajectory_table import DEFAULT_METRIC, trajectory_history_rows
 from pytest_retrieval_bench.report.build import paired_differences, samples_digests
 from pytest_retrieval_bench.report.diff import positive_rows
 from pytest_retrieval_bench.report.gate import run_pair_seed
+from pytest_retrieval_bench.report.trajectory_values import is_trajectory_metric
 from pytest_retrieval_bench.report.tables import fixed_width, interval, number, signed
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.metrics import cutoffs
@@ -70,7 +72,14 @@ def history_rows(loaded: Loaded, metric: str | None = None) -> tuple[list[str], 
 def history_lines(loaded: Loaded, unreadable: list[str], storage: str, metric: str | None = None) -> list[str]:
     if not loaded and not unreadable:
         return [f"retrieval-bench history: no saved run in {storage} (save one with --bench-save NAME or --bench-autosave)"]
-    headers, rows, notes = history_rows(loaded, metric)
+    trajectory_metric = metric if metric is not None and is_trajectory_metric(metric) else None
+    headers, rows, notes = history_rows(loaded, None if trajectory_metric else metric)
     lines = [f"retrieval-bench history: {counted(len(loaded) + len(unreadable), 'saved run')} in {storage}; change in {headers[7]}: "
              "the paired difference against the previous run of the same arm and series, over the positive samples both scored"]
-    return lines + fixed_width((headers, rows)) + unreadable + notes
+    lines += fixed_width((headers, rows))
+    trajectory_headers, trajectory_rows = trajectory_history_rows(loaded, trajectory_metric or DEFAULT_METRIC)
+    if trajectory_rows:  # only when a saved run has agents
+        lines += [f"trajectory (agents' final context; a ranking arm's first final_k files, the same budget); change in {trajectory_headers[7]}: "
+                  "against the previous run of the same arm and series, over the samples with gold both scored",
+                  *fixed_width((trajectory_headers, trajectory_rows))]
+    return lines + unreadable + notes

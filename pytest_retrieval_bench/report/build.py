@@ -21,13 +21,12 @@ from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.cce_compare import compare_block
 from pytest_retrieval_bench.scoring.exact import exact_metrics
 from pytest_retrieval_bench.scoring.metrics import WHOLE_MRR, cutoffs
-from pytest_retrieval_bench.scoring.verdicts import holm, verdict_of
+from pytest_retrieval_bench.report.paired_figures import add_holm, paired_figures
 from pytest_retrieval_bench.report.trajectory_section import trajectory_section
 
 PAIRED_METRICS = ("recall@5", "recall@10", "recall@20", "mrr@k", "mrr", "bcy@8000")
 """bcy@8000 is paired where both arms carry it (a merge's fused arm has no text to pack), and so is
 the bench's whole-ranking `mrr` (a report written before it was recorded has none)."""
-PER_REPO_MINIMUM = 5
 
 
 def canonical_json(document: Any) -> bytes:
@@ -240,23 +239,7 @@ def paired_comparison(name: str, candidate: dict[str, dict[str, Any]], baseline:
     ids, diffs = paired_differences(candidate, baseline, metric)
     if not ids:
         return None
-    test = stats.paired_t_test(diffs)
-    bootstrap = _interval(stats.bootstrap_interval(diffs, name))
-    by_repo: dict[str, list[float]] = defaultdict(list)
-    for sample_id, diff in zip(ids, diffs):
-        by_repo[candidate[sample_id]["_labels"]["repo"]].append(diff)
-    return {
-        "n": len(diffs),
-        "mean_difference": stats.mean(diffs),
-        "bootstrap95": bootstrap,
-        "wins": sum(1 for diff in diffs if diff > 0),
-        "losses": sum(1 for diff in diffs if diff < 0),
-        "ties": sum(1 for diff in diffs if diff == 0),
-        "per_repository": {repo: stats.mean(values) for repo, values in sorted(by_repo.items()) if len(values) >= PER_REPO_MINIMUM},
-        "t_test": {"t": test["t"], "df": test["df"], "p": test["p"], "ci95": [test["ci_low"], test["ci_high"]] if test["ci_low"] is not None else None},
-        "minimum_detectable_effect": stats.minimum_detectable_effect(test["sd"], len(diffs)),
-        "verdict": verdict_of(bootstrap, len(diffs)),
-    }
+    return paired_figures(name, diffs, [candidate[sample_id]["_labels"]["repo"] for sample_id in ids])
 
 
 def build_paired(rows_by_arm: dict[str, list[dict[str, Any]]], baselines: Sequence[str], limit: int, with_folds: bool) -> dict[str, Any]:
@@ -283,7 +266,7 @@ def build_paired(rows_by_arm: dict[str, list[dict[str, Any]]], baselines: Sequen
                 if comparison:
                     entries[f"{candidate} vs {baseline}"] = comparison
         if entries:
-            _add_holm(entries)
+            add_holm(entries)
             paired[group] = entries
     return paired
 
@@ -302,13 +285,6 @@ def build_cce_compare(rows_by_arm: dict[str, list[dict[str, Any]]], baselines: S
                 blocks[f"{candidate} vs {baseline}"] = compare_block(
                     baseline, candidate, [scored[baseline][i] for i in ids], [scored[candidate][i] for i in ids])
     return blocks
-
-
-def _add_holm(entries: dict[str, dict[str, Any]]) -> None:
-    """Each t-test's Holm-adjusted p, over every comparison and metric shown for the group."""
-    tests = [result["t_test"] for comparison in entries.values() for result in comparison.values()]
-    for test, adjusted in zip(tests, holm([test["p"] for test in tests])):
-        test["p_holm"] = adjusted
 
 
 OBSERVED_HIT, OBSERVED_MISS = "OBSERVED_HIT", "OBSERVED_MISS"

@@ -6,7 +6,7 @@ scored in the group, with the bootstrap interval, verdict and wins/losses/ties c
 report's own `paired` section computes them, its generator seeded as the gate's for the same arm,
 group and metric (`run_pair_seed`: a diff of a gated run shows the gate's interval), and
 the per-sample changes worst first as the gate lists them. Samples and arms on one side only are
-named. Pure functions over report dictionaries: nothing is written.
+named. With agents, the same for the trajectory metrics (`diff_trajectory.py`). Pure functions over report dictionaries: nothing is written.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any, Sequence
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import PAIRED_METRICS, groups_of, paired_comparison
 from pytest_retrieval_bench.report.gate import compare, run_pair_seed
+from pytest_retrieval_bench.report.diff_trajectory import trajectory_diff
 from pytest_retrieval_bench.report.merge import is_named
 from pytest_retrieval_bench.scoring.exact import exact_metrics
 
@@ -83,7 +84,8 @@ def diff_reports(before: dict[str, Any], after: dict[str, Any], arms: Sequence[s
             both = len(set(positive_rows(before, arm, group)) & set(positive_rows(after, arm, group)))
             section.update(improved=len(section["improvements"]), regressed=len(section["regressions"]),
                            unchanged=both - len(section["improvements"]) - len(section["regressions"]))
-    return {
+    in_group = {entry["id"] for entry in after.get("details", []) if "task_type" in entry and group in groups_of(entry, with_folds=True)}
+    result = {
         "group": group,
         "arms": chosen,
         "paired": paired,
@@ -93,3 +95,7 @@ def diff_reports(before: dict[str, Any], after: dict[str, Any], arms: Sequence[s
         "samples_added": changes["only_in_run"],
         "samples_removed": changes["only_in_baseline"],
     }
+    trajectory = trajectory_diff(before, after, chosen, group, in_group)
+    if trajectory is not None:  # only with agents: other diffs are unchanged
+        result["trajectory"] = trajectory
+    return result

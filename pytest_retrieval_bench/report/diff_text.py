@@ -10,6 +10,10 @@ from pytest_retrieval_bench.report.tables import Table, fixed_width, interval, s
 HEADERS = ["arm", "metric", "n", "mean", "bootstrap 95%", "verdict", "wins/losses/ties"]
 
 
+TRAJECTORY_WORDS = ("trajectory (agents' final context; a ranking arm's first final_k files, the same budget): "
+                    "the paired difference over the samples with gold both scored")
+
+
 def paired_rows(result: dict[str, Any]) -> Table:
     rows = []
     for arm in result["arms"]:
@@ -19,13 +23,20 @@ def paired_rows(result: dict[str, Any]) -> Table:
     return HEADERS, rows
 
 
-def _change_lines(result: dict[str, Any], quote: Any) -> list[str]:
+def trajectory_rows(result: dict[str, Any]) -> Table:
+    """The trajectory metrics' paired table, a ranking arm's source (`ranked_top_3`) beside its name."""
+    trajectory = result["trajectory"]
+    named = {"paired": {f"{arm} ({source})" if source != "agent" else arm: trajectory["paired"][arm] for arm, source in trajectory["sources"].items()}}
+    return paired_rows({"arms": list(named["paired"]), **named})
+
+
+def _change_lines(result: dict[str, Any], quote: Any, title: str = "") -> list[str]:
     lines = []
     for arm in result["arms"]:
         changes = result["changes"].get(arm)
         if changes is None:
             continue
-        lines.append(f"{quote(arm)}: {changes['improved']} improved, {changes['regressed']} regressed, {changes['unchanged']} unchanged")
+        lines.append(f"{quote(arm)}{title}: {changes['improved']} improved, {changes['regressed']} regressed, {changes['unchanged']} unchanged")
         for change in changes["regressions"] + changes["improvements"]:  # each list worst (largest) first
             lines.append(f"  {change['change']:<9} {quote(change['id'])} ({quote(change.get('repo') or '?')}): {quote(change['why'])}")
     return lines
@@ -45,7 +56,16 @@ def diff_lines(result: dict[str, Any], before: str, after: str) -> list[str]:
     lines = [f"retrieval-bench diff: {after} - {before} (group {result['group']}; the bootstrap 95% interval of the paired difference decides)"]
     table = paired_rows(result)
     lines += fixed_width(table) if table[1] else ["no arm both reports hold has a paired sample in this group"]
-    return lines + _sides(result, str) + _change_lines(result, str)
+    if "trajectory" in result:
+        lines += [TRAJECTORY_WORDS, *fixed_width(trajectory_rows(result))]
+    return lines + _sides(result, str) + _change_lines(result, str) + _trajectory_change_lines(result, str)
+
+
+def _trajectory_change_lines(result: dict[str, Any], quote: Any) -> list[str]:
+    if "trajectory" not in result:
+        return []
+    trajectory = result["trajectory"]
+    return _change_lines({"arms": list(trajectory["changes"]), "changes": trajectory["changes"]}, quote, " (final context)")
 
 
 def diff_markdown(result: dict[str, Any], before: str, after: str) -> str:
@@ -53,8 +73,11 @@ def diff_markdown(result: dict[str, Any], before: str, after: str) -> str:
     lines = [f"### Retrieval bench: {escape(after)} vs {escape(before)} (group {escape(result['group'])})", ""]
     table = paired_rows(result)
     lines += pipe_table(table) if table[1] else ["No arm both reports hold has a paired sample in this group."]
+    if "trajectory" in result:
+        lines += ["", escape(TRAJECTORY_WORDS[0].upper() + TRAJECTORY_WORDS[1:]) + ".", "", *pipe_table(trajectory_rows(result))]
     lines += [""] + [f"- {line}" for line in _sides(result, escape)]
-    changes = _change_lines(result, lambda text: str(text).replace("`", "'"))  # inside a code block: only a fence could break it
+    fenced = lambda text: str(text).replace("`", "'")  # noqa: E731 - inside a code block: only a fence could break it
+    changes = _change_lines(result, fenced) + _trajectory_change_lines(result, fenced)
     if changes:
         lines += ["", "<details><summary>per-sample changes, worst first</summary>", "", "```", *changes, "```", "", "</details>"]
     return "\n".join(lines).rstrip() + "\n"

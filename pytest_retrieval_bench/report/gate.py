@@ -5,6 +5,9 @@ in one of two named forms: non-inferiority (`METRIC>=T`, or `noninferior:METRIC>
 unless the interval's lower bound is at least T, i.e. unless the change is shown not to be worse
 than T; no confident regression (`noregression:METRIC>=T`) fails only when the whole interval
 lies below T, i.e. when the change is shown to be worse than T.
+METRIC is a ranking metric of the records (`recall@10`, `mrr`, ...) or a trajectory metric
+(`final_file_f1`, `final_any_gold`, ...: `trajectory_values`), which pairs an agent's detail rows,
+and a ranking arm's same-budget figures, in the run with the baseline's, over samples with gold.
 Pure functions over report dictionaries; the plugin only decides when to call them.
 """
 
@@ -18,11 +21,13 @@ from typing import Any, Sequence
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import groups_of, samples_digests
+from pytest_retrieval_bench.report.trajectory_values import (TRAJECTORY_METRICS, Values, is_trajectory_metric, metric_names, paired_values,
+                                                             report_trajectory_values)
 
 NONINFERIOR, NOREGRESSION = "noninferior", "noregression"
 FORMS = {NONINFERIOR: "non-inferiority", NOREGRESSION: "no confident regression"}
 Z95 = 1.96
-_RULE = re.compile(r"^(?:(?P<form>[a-z]+):)?(?P<metric>[a-z_0-9]+@(?:\d+k?|k)|mrr)\s*>=\s*(?P<threshold>[-+]?\d+(?:\.\d+)?)(?P<options>(?::.+)?)$")
+_RULE = re.compile(r"^(?:(?P<form>[a-z]+):)?(?P<metric>[a-z_0-9]+@(?:\d+k?|k|trajectory)|[a-z_0-9]+)\s*>=\s*(?P<threshold>[-+]?\d+(?:\.\d+)?)(?P<options>(?::.+)?)$")
 _OPTION = re.compile(r":([a-z]+)=")
 
 
@@ -53,7 +58,10 @@ def parse_rule(text: str) -> GateRule:
     match = _RULE.match(text.strip())
     if not match:
         raise BenchError(f"--bench-gate {text!r}: expected [noninferior:|noregression:]METRIC>=THRESHOLD[:arm=NAME][:group=GROUP], "
-                         "e.g. recall@10>=-0.02, mrr>=-0.02 or noregression:recall@10>=-0.02")
+                         "e.g. recall@10>=-0.02, mrr>=-0.02, noregression:recall@10>=-0.02 or noninferior:final_file_f1>=-0.02")
+    if "@" not in match["metric"] and match["metric"] != "mrr" and not is_trajectory_metric(match["metric"]):
+        raise BenchError(f"--bench-gate {text!r}: unknown metric {match['metric']!r}: a ranking metric is NAME@K (recall@10, mrr@k) or mrr; "
+                         f"a trajectory metric is one of {', '.join(TRAJECTORY_METRICS)}")
     form = match["form"] or NONINFERIOR
     if form not in FORMS:
         raise BenchError(f"--bench-gate {text!r}: unknown form {form!r} (allowed: {', '.join(FORMS)})")
@@ -94,12 +102,26 @@ def check_compatible(run_registration: dict[str, Any], baseline: dict[str, Any],
                          f"{', '.join(arms)}, the baseline {', '.join(sorted(baseline_arms)) or 'none'}")
     details = baseline.get("details", [])
     metrics = {name for entry in details for record in entry.get("arms", {}).values() for name in record.get("metrics", {})}
+    trajectory = report_trajectory_values(details) if any(rule.metric not in metrics for rule in rules) else {}
+    trajectory_metrics = metric_names(trajectory)
     groups = {group for entry in details if "task_type" in entry for group in groups_of(entry, with_folds=True)}
     for rule in rules:  # a typo must not turn a gate into a silent pass
-        if rule.metric not in metrics:
-            raise BenchError(f"--bench-gate {rule.text!r}: no baseline record has the metric {rule.metric!r} (known: {', '.join(sorted(metrics))})")
+        if rule.metric not in metrics and rule.metric not in trajectory_metrics:
+            raise BenchError(f"--bench-gate {rule.text!r}: no baseline record has the metric {rule.metric!r} ({known_metrics(metrics, trajectory_metrics)})")
         if rule.group not in groups:
             raise BenchError(f"--bench-gate {rule.text!r}: the baseline has no sample in group {rule.group!r}")
+        if rule.metric in trajectory_metrics and rule.metric not in metrics:
+            holding = sorted(arm for arm, (_, values) in trajectory.items() if any(rule.metric in row for row in values.values()))
+            wanted = [rule.arm] if rule.arm else list(arms)
+            if not set(wanted) & set(holding):
+                raise BenchError(f"--bench-gate {rule.text!r}: {rule.metric!r} is a trajectory metric, which the baseline holds for "
+                                 f"{', '.join(holding)} (agents, and ranking arms' same-budget figures), not for {', '.join(wanted)}")
+
+
+def known_metrics(metrics: set[str], trajectory_metrics: set[str]) -> str:
+    """The metric names a rule may give, ranking ones then trajectory ones (agents' and same-budget)."""
+    known = f"known: {', '.join(sorted(metrics))}"
+    return known + (f"; trajectory: {', '.join(sorted(trajectory_metrics))}" if trajectory_metrics else "")
 
 
 def other_samples_message(baseline_registration: dict[str, Any], run_registration: dict[str, Any]) -> str:
@@ -173,6 +195,24 @@ def _severity(change: dict[str, Any]) -> tuple[Any, ...]:
     return (0 if before is None else 1, -((before or 10**6) - (after or 0)), change["id"])
 
 
+class _TrajectoryPairs:
+    """Both reports' per-sample trajectory values (`trajectory_values`), computed once per comparison."""
+
+    def __init__(self, run: dict[str, Any], baseline: dict[str, Any]):
+        self.run = report_trajectory_values(run.get("details", []))
+        self.baseline = report_trajectory_values(baseline.get("details", []))
+
+    def _values(self, report: dict[str, tuple[str, Values]], arm: str) -> Values:
+        return report[arm][1] if arm in report else {}
+
+    def arms(self, metric: str, shared: Sequence[str]) -> list[str]:
+        """The arms both reports hold whose baseline has the metric: a run arm without it pairs nothing, and fails."""
+        return [arm for arm in shared if any(metric in row for row in self._values(self.baseline, arm).values())]
+
+    def differences(self, arm: str, metric: str, ids: Sequence[str]) -> tuple[list[str], list[float]]:
+        return paired_values(self._values(self.run, arm), self._values(self.baseline, arm), metric, ids)
+
+
 def compare(run: dict[str, Any], baseline: dict[str, Any], rules: Sequence[GateRule]) -> dict[str, Any]:
     """The report's `baseline` section: per rule the verdict, per arm improved/regressed samples."""
     base = {entry["id"]: entry for entry in baseline.get("details", [])}
@@ -198,11 +238,16 @@ def compare(run: dict[str, Any], baseline: dict[str, Any], rules: Sequence[GateR
             "regressions": sorted((c for c in changes if c["change"] == "regressed"), key=_severity),
             "improvements": sorted((c for c in changes if c["change"] == "improved"), key=_severity),
         }
+    trajectory = _TrajectoryPairs(run, baseline) if any(is_trajectory_metric(rule.metric) for rule in rules) else None
     for rule in rules:
-        for arm in [rule.arm] if rule.arm else arms:
-            ids = [i for i in sorted(set(current) & set(base)) if _in_group(current[i], rule.group)
-                   and current[i].get("stratum") == "positive" and arm in current[i]["arms"] and arm in base[i]["arms"]]
-            diffs = [current[i]["arms"][arm]["metrics"].get(rule.metric, 0.0) - base[i]["arms"][arm]["metrics"].get(rule.metric, 0.0) for i in ids]
+        pairs = trajectory if trajectory is not None and is_trajectory_metric(rule.metric) else None
+        for arm in [rule.arm] if rule.arm else (pairs.arms(rule.metric, arms) if pairs is not None else arms):
+            in_group = [i for i in sorted(set(current) & set(base)) if _in_group(current[i], rule.group)]
+            if pairs is not None:
+                _, diffs = pairs.differences(arm, rule.metric, in_group)
+            else:
+                ids = [i for i in in_group if current[i].get("stratum") == "positive" and arm in current[i]["arms"] and arm in base[i]["arms"]]
+                diffs = [current[i]["arms"][arm]["metrics"].get(rule.metric, 0.0) - base[i]["arms"][arm]["metrics"].get(rule.metric, 0.0) for i in ids]
             interval = stats.bootstrap_interval(diffs, run_pair_seed(rule.group, arm, rule.metric))
             passed = passes(rule.form, interval, rule.threshold)
             entry = {

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from pytest_retrieval_bench.scoring.metrics import given_kept_top
-from pytest_retrieval_bench.scoring.trajectory import ranked_context_as_trajectory
+from pytest_retrieval_bench.scoring.trajectory import ranked_context_as_trajectory, trajectory_detail
 
 DEFAULT_FINAL_K = 3
 
@@ -64,8 +64,10 @@ def _contrast(details: list[Mapping[str, Any]], arm: str, labels: dict[str, dict
                      "top_files": [] if record.get("error") else given_kept_top(record.get("ranking") or [], record.get("given_ranks") or {}, top_k)})
     found = ranked_context_as_trajectory(rows, top_k=top_k)
     skipped = dict(found["skipped"], **({"no_record": missing} if missing else {}))
+    empty = [trajectory_detail({"id": row["sample_id"], "gold_spans": row["gold_spans"], "gold_blocks": row["gold_blocks"]}, list(row["gold_files"]), [])
+             for row in rows if row["gold_files"] and not row["top_files"]]
     return {"top_k": top_k, "evaluated": found["evaluated"], "skipped": dict(sorted(skipped.items())), "context": found["context"],
-            "metrics": found["metrics"], "details": found["details"]}
+            "metrics": found["metrics"], "details": found["details"], "no_context": empty}
 
 
 def _contrasts(details: Iterable[Mapping[str, Any]], agents: Mapping[str, list[Pair]]) -> dict[str, dict[int, dict[str, Any]]]:
@@ -76,6 +78,14 @@ def _contrasts(details: Iterable[Mapping[str, Any]], agents: Mapping[str, list[P
     budgets = sorted({final_k(record) for pairs in agents.values() for _, record in pairs})
     labels = {top_k: _labels(agents, top_k) for top_k in budgets}
     return {arm: {top_k: _contrast(entries, arm, labels[top_k], top_k) for top_k in budgets} for arm in _ranking_arms(entries, agents)}
+
+
+def same_budget_paired_rows(details: Iterable[Mapping[str, Any]], agents: Mapping[str, list[Pair]]) -> dict[str, dict[int, list[dict[str, Any]]]]:
+    """Per ranking arm and `final_k`, the detail rows a paired comparison reads: the contrast's, and
+    for a sample the arm has a record of but no file (the bench skips it), the row of no context at
+    all (every metric 0), as an agent's errored item is scored."""
+    return {arm: {top_k: [*figures["details"], *figures["no_context"]] for top_k, figures in by_k.items()}
+            for arm, by_k in _contrasts(details, agents).items()}
 
 
 def same_budget_rows(details: Iterable[Mapping[str, Any]], agents: Mapping[str, list[Pair]]) -> dict[str, tuple[int, dict[str, dict[str, Any]]]]:
@@ -91,6 +101,6 @@ def same_budget_rows(details: Iterable[Mapping[str, Any]], agents: Mapping[str, 
 def same_budget_sections(details: Iterable[Mapping[str, Any]], agents: Mapping[str, list[Pair]]) -> dict[str, dict[str, Any]]:
     """Per ranking arm, `{"same_budget": {"top_K": figures}}` for each `final_k` the agents use;
     empty without agent records (reports without agents keep their bytes)."""
-    return {arm: {"same_budget": {f"top_{top_k}": {name: value for name, value in figures.items() if name != "details"}
+    return {arm: {"same_budget": {f"top_{top_k}": {name: value for name, value in figures.items() if name not in ("details", "no_context")}
                                   for top_k, figures in by_k.items()}}
             for arm, by_k in _contrasts(details, agents).items()}

@@ -8,7 +8,8 @@ and overall), with a Wilson interval on final-any-gold, the mean final files and
 curve (`scoring/trajectory_budget.py`); on ContextBench rows also ContextBench's own aggregates
 (`contextbench_section.py`). Samples without gold are not in the bench's figures (it
 skips them); the section counts them and their abstentions apart. Ranking arms of the run get the
-bench's same-budget contrast (`same_budget.py`). Reports without an agent arm have no such section.
+bench's same-budget contrast (`same_budget.py`), and each agent its paired comparisons with other
+agents and with those contrasts (`trajectory_paired.py`). Reports without an agent arm have no such section.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any, Iterable, Mapping
 
+from pytest_retrieval_bench.report.agent_rows import agent_records, detail_row
 from pytest_retrieval_bench.report.contextbench_section import contextbench_section
 from pytest_retrieval_bench.report.same_budget import same_budget_sections
+from pytest_retrieval_bench.report.trajectory_paired import trajectory_pairs
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.trajectory_budget import budget_curve
-from pytest_retrieval_bench.scoring.trajectory import closed_tool_detail, summarize_closed_tool, summarize_trajectory_details
+from pytest_retrieval_bench.scoring.trajectory import summarize_closed_tool, summarize_trajectory_details
 
 _DETAIL_FIELDS = ("gold_files", "supporting_context_files", "gold_spans", "gold_blocks", "closed_tool", "metrics")
 
@@ -48,28 +51,6 @@ def is_trajectory(value: Any) -> bool:
             and all(isinstance(detail[name], list) and all(isinstance(path, str) for path in detail[name])
                     for name in ("gold_files", "supporting_context_files"))
             and isinstance(detail["closed_tool"].get("final_files", []), list))
-
-
-def detail_row(entry: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
-    """The bench's closed-tool detail row of one agent record, recomputed from the record (an
-    errored record's is that of no context at all, as it was scored)."""
-    trajectory = record["trajectory"]
-    detail = trajectory["detail"]
-    sample = {"id": entry["id"], "task_type": entry.get("task_type"), "repo": entry.get("repo"), "base_commit": entry.get("base_commit"),
-              "gold_spans": detail["gold_spans"], "gold_blocks": detail["gold_blocks"]}
-    fields = {name: value for name, value in detail["closed_tool"].items() if name != "first_gold_step"}
-    steps = [] if record.get("error") else trajectory["steps"]
-    return closed_tool_detail(sample, list(detail["gold_files"]), steps, fields, supporting_files=list(detail["supporting_context_files"]))
-
-
-def agent_records(details: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[Mapping[str, Any], Mapping[str, Any]]]]:
-    """(entry, record) of every agent record, by arm, in sample-id order."""
-    found: dict[str, list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = defaultdict(list)
-    for entry in sorted(details, key=lambda entry: entry["id"]):
-        for arm, record in sorted((entry.get("arms") or {}).items()):
-            if isinstance(record.get("trajectory"), dict):
-                found[arm].append((entry, record))
-    return found
 
 
 def average_final_files(rows: list[dict[str, Any]]) -> dict[str, float]:
@@ -118,6 +99,8 @@ def trajectory_section(details: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     details = list(details)
     agents = agent_records(details)
     section: dict[str, Any] = {arm: arm_section(pairs) for arm, pairs in sorted(agents.items())}
+    for arm, paired in trajectory_pairs(details, agents).items():
+        section[arm]["paired"] = paired
     section.update(same_budget_sections(details, agents))
     return dict(sorted(section.items()))
 

@@ -1,0 +1,76 @@
+"""Per-sample trajectory figures of a report, exact, as paired statistics and gates read them.
+
+An agent record's values are its detail row's metrics recomputed from its steps and labels (never
+the rounded written ones, as the ranking pairs use `scoring.exact`), plus `final_any_gold` (1 when a
+gold file is in the final context, else 0: the per-sample form of the bench's final-any-gold rate).
+A ranking arm's are its same-budget contrast's (`same_budget.py`): its first `final_k` files scored
+as a trajectory, a sample it has a record of but no file for scored as no context. Only samples
+with gold have values (the bench scores no other). Pure: built from the details alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from pytest_retrieval_bench.report.same_budget import same_budget_paired_rows
+from pytest_retrieval_bench.report.agent_rows import agent_records, detail_row
+from pytest_retrieval_bench.scoring.trajectory import TRAJECTORY_METRIC_KEYS
+
+FINAL_ANY_GOLD = "final_any_gold"
+TRAJECTORY_METRICS = (FINAL_ANY_GOLD, *TRAJECTORY_METRIC_KEYS)
+"""Every name a gate rule, `diff` or `history` may give for a trajectory metric."""
+PAIRED_TRAJECTORY_METRICS = ("final_any_gold", "final_file_recall", "final_file_precision", "final_file_f1", "retrieved_file_recall",
+                             "line_f1@trajectory")
+"""The metrics the report's trajectory pairs, `diff` and `history` show (a gate may name any of `TRAJECTORY_METRICS`)."""
+
+Values = dict[str, dict[str, float]]
+"""sample id -> metric -> exact value"""
+
+
+def is_trajectory_metric(name: str) -> bool:
+    return name in TRAJECTORY_METRICS
+
+
+def final_any_gold(final_files: Iterable[str], gold_files: Iterable[str]) -> float:
+    """1.0 when a gold file is in the final context, else 0.0."""
+    return 1.0 if set(final_files) & set(gold_files) else 0.0
+
+
+def _row_values(row: Mapping[str, Any], final_files: Iterable[str]) -> dict[str, float]:
+    return {**row["metrics"], FINAL_ANY_GOLD: final_any_gold(final_files, row["gold_files"])}
+
+
+def agent_values(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> Values:
+    values: Values = {}
+    for entry, record in pairs:
+        if "detail" in record["trajectory"]:
+            row = detail_row(entry, record)
+            values[entry["id"]] = _row_values(row, row["closed_tool"].get("final_files") or [])
+    return values
+
+
+def ranker_values(rows: list[dict[str, Any]]) -> Values:
+    return {row["sample_id"]: _row_values(row, [step["path"] for step in row["steps"]]) for row in rows}
+
+
+def report_trajectory_values(details: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, Values]]:
+    """arm -> (source, values): an agent's own (`agent`), a ranking arm's same-budget contrast at
+    the agents' smallest `final_k` (`ranked_top_K`, as the export names it). Empty without agents."""
+    details = list(details)
+    agents = agent_records(details)
+    found: dict[str, tuple[str, Values]] = {arm: ("agent", agent_values(pairs)) for arm, pairs in agents.items()}
+    for arm, by_k in same_budget_paired_rows(details, agents).items():
+        top_k = min(by_k)
+        found[arm] = (f"ranked_top_{top_k}", ranker_values(by_k[top_k]))
+    return dict(sorted(found.items()))
+
+
+def metric_names(values: Mapping[str, tuple[str, Values]]) -> set[str]:
+    return {name for _, by_sample in values.values() for metrics in by_sample.values() for name in metrics}
+
+
+def paired_values(candidate: Values, baseline: Values, metric: str, ids: Iterable[str] | None = None) -> tuple[list[str], list[float]]:
+    """The samples (sample-id order, within `ids` when given) where both sides have `metric`, and candidate minus baseline on each."""
+    shared = sorted(set(candidate) & set(baseline) & (set(ids) if ids is not None else set(candidate)))
+    shared = [sample_id for sample_id in shared if metric in candidate[sample_id] and metric in baseline[sample_id]]
+    return shared, [candidate[sample_id][metric] - baseline[sample_id][metric] for sample_id in shared]
