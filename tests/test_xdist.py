@@ -233,6 +233,7 @@ def test_agent_items_of_one_snapshot_spread_over_workers(pytester: pytest.Pytest
     """Agents that wait on a model are I/O bound: `-n 4` spreads each snapshot's agent items over
     the workers (a ranking arm's stay on one), and the report is the one `-n 0` writes."""
     pytester.makeconftest(SPREAD_CONFTEST)
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this test's own worker, when the suite runs under xdist
     reports = {}
     for mode in ("0", "4"):
         log = pytester.path / f"workers-{mode}"
