@@ -38,8 +38,8 @@ corpus directory and an ARB samples file:
    program's own time (`agent_calls.py`): every row replayed through `CommandAgentArm`, on
    prepared files with no other cache.
 
-4c. With `--largest-only cold|prepared`, nothing of the above: the rows of the largest snapshot
-   only, read, (prepared,) run by `arb-closed-tool`, and the process's peak RSS, for the memory
+4c. With `--largest-only cold|prepared [--repo OWNER/NAME]`, nothing of the above: the rows of the
+   largest snapshot (by chunk file size; of that repository's) only, read, (prepared,) run by `arb-closed-tool`, and the process's peak RSS, for the memory
    the environment adds (run each mode in a process of its own).
 
 5. With `--report REPORT` (a report of `pytest --bench-arms=arb-closed-tool,...` on the same samples
@@ -187,11 +187,12 @@ def agent_rows(bench_details: list[dict[str, Any]], rows: dict[str, Any], files_
     return details, mismatches, fields, tool_calls
 
 
-def largest_only(corpus: Path, samples: Path, mode: str) -> int:
-    """The largest snapshot's rows by `arb-closed-tool`, cold or prepared, and the peak RSS."""
+def largest_only(corpus: Path, samples: Path, mode: str, repo: str | None) -> int:
+    """The largest snapshot's rows (of `repo`'s, when given; by chunk file size) by `arb-closed-tool`,
+    cold or prepared, and the peak RSS."""
     from peak_rss import peak_rss_mb
 
-    rows = [json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines()]
+    rows = [json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines() if repo is None or json.loads(line)["repo"] == repo]
     chunk_files = {(row["repo"], row["base_commit"]): find_chunk_file(corpus, row["repo"], row["base_commit"]) for row in rows}
     key = max((key for key in chunk_files if chunk_files[key] is not None), key=lambda key: chunk_files[key].stat().st_size)
     snapshot = read_chunk_file(chunk_files[key], *key)
@@ -243,9 +244,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", type=Path, help="also compare the arb-closed-tool records of this plugin report with the bench's rows")
     parser.add_argument("--command-agent", action="store_true", help="also measure the environment's cost per call for a command agent")
     parser.add_argument("--largest-only", choices=("cold", "prepared"), help="only the largest snapshot's rows, and the peak RSS")
+    parser.add_argument("--repo", help="with --largest-only: the largest snapshot of this repository (owner/name)")
     args = parser.parse_args(argv)
     if args.largest_only:
-        return largest_only(args.corpus, args.samples, args.largest_only)
+        return largest_only(args.corpus, args.samples, args.largest_only, args.repo)
     sys.path.insert(0, str(args.bench_src / "src"))
 
     summary, bench_details, bench_total, bench_policy = run_bench(args.samples, args.corpus)

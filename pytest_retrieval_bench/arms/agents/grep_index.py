@@ -37,6 +37,63 @@ def haystack_runs(path: str, text: str) -> Counter[bytes]:
     return Counter(data.translate(_RUN_BYTE).split())
 
 
+def _distinct_sorted(values: np.ndarray) -> np.ndarray:
+    """`np.unique(values)` by a plain sort in place (numpy's `unique` can take far longer on large int64 arrays)."""
+    values.sort()
+    return values[np.concatenate(([True], values[1:] != values[:-1]))] if values.size else values
+
+
+class RunTrigrams:
+    """Which runs hold each trigram: a pattern of three or more characters is looked for only in
+    the runs holding all of its rarest trigrams, not along every run of the snapshot."""
+
+    def __init__(self, joined: bytes, lengths: np.ndarray):
+        data = np.frombuffer(joined, dtype=np.uint8)
+        if data.size < 3:
+            self._codes = np.zeros(0, dtype=np.int64)
+            self._rows = np.zeros(1, dtype=np.int64)
+            self._places = np.zeros(0, dtype=np.int32)
+            return
+        run_of_byte = np.repeat(np.arange(lengths.size, dtype=np.int32), lengths + 1)[: data.size - 2]
+        inside = data != 32  # no trigram spans a separator
+        inside = inside[:-2] & inside[1:-1] & inside[2:]
+        codes = data[:-2].astype(np.int32) << 16
+        codes |= data[1:-1].astype(np.int32) << 8
+        codes |= data[2:]
+        keys = codes[inside].astype(np.int64) << 32
+        del codes
+        keys |= run_of_byte[inside]
+        del run_of_byte, inside
+        keys = _distinct_sorted(keys)
+        trigrams = (keys >> 32).astype(np.int32)
+        first = np.flatnonzero(np.concatenate(([True], trigrams[1:] != trigrams[:-1])))
+        self._codes = trigrams[first].astype(np.int64)
+        self._rows = np.append(first, keys.size).astype(np.int64)
+        self._places = (keys & 0xFFFFFFFF).astype(np.int32)
+
+    @property
+    def nbytes(self) -> int:
+        return self._codes.nbytes + self._rows.nbytes + self._places.nbytes
+
+    def runs_with_all(self, needle: bytes) -> np.ndarray:
+        """The runs (by place) holding every trigram of `needle` (three or more bytes), ascending."""
+        wanted = {(needle[at] << 16) | (needle[at + 1] << 8) | needle[at + 2] for at in range(len(needle) - 2)}
+        rows = np.searchsorted(self._codes, np.fromiter(wanted, dtype=np.int64, count=len(wanted)))
+        if rows.size and (rows.max() >= self._codes.size or not np.array_equal(self._codes[rows], sorted(wanted))):
+            present = rows < self._codes.size
+            present[present] = self._codes[rows[present]] == np.fromiter(wanted, dtype=np.int64, count=len(wanted))[present]
+            if not present.all():
+                return np.zeros(0, dtype=np.int64)
+        sizes = self._rows[rows + 1] - self._rows[rows]
+        places: np.ndarray | None = None
+        for row in rows[np.argsort(sizes, kind="stable")][:4].tolist():  # the four rarest narrow it enough; the rest is checked
+            found = self._places[self._rows[row]: self._rows[row + 1]]
+            places = found if places is None else np.intersect1d(places, found, assume_unique=True)
+            if places.size == 0:
+                break
+        return np.zeros(0, dtype=np.int64) if places is None else places.astype(np.int64)
+
+
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The positions `starts[i] .. starts[i] + lengths[i] - 1` of every range, concatenated."""
     total = int(lengths.sum())
@@ -65,9 +122,11 @@ class GrepIndex:
             run_ids.append(np.fromiter(map(number, runs), dtype=np.int32, count=len(runs)))
             run_counts.append(np.fromiter(runs.values(), dtype=np.int32, count=len(runs)))
         ids = np.concatenate(run_ids) if run_ids else np.zeros(0, dtype=np.int32)
+        del run_ids
         order = np.argsort(ids, kind="stable")
         self._files = np.repeat(np.arange(len(paths), dtype=np.int32), lengths)[order]
         self._counts = (np.concatenate(run_counts) if run_counts else np.zeros(0, dtype=np.int32))[order]
+        del run_counts, order
         self._rows = np.zeros(len(numbering) + 1, dtype=np.int64)
         np.cumsum(np.bincount(ids, minlength=len(numbering)), out=self._rows[1:])
         runs = list(numbering)
@@ -78,17 +137,20 @@ class GrepIndex:
         if runs:
             np.cumsum(lengths[self._by_length][:-1] + 1, out=self._starts[1:])
         self._longest_first = lengths[self._by_length]
+        self._trigrams = RunTrigrams(self._joined, self._longest_first)
 
     @property
     def nbytes(self) -> int:
         arrays = (self._files, self._counts, self._rows, self._starts, self._by_length, self._longest_first)
-        return len(self._joined) + sum(array.nbytes for array in arrays)
+        return len(self._joined) + sum(array.nbytes for array in arrays) + self._trigrams.nbytes
 
     def _runs_holding(self, piece: str, starts_run: bool = False, ends_run: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """The runs that hold `piece` (a non-empty string of run characters), beginning or ending
         with it when asked, and its count in each."""
         needle = piece.encode("ascii")
         step = len(needle)
+        if step >= 3:
+            return self._runs_checked(needle, self._trigrams.runs_with_all(needle), starts_run, ends_run)
         long_enough = int(np.searchsorted(-self._longest_first, -step, side="right"))  # runs at least as long as the piece
         end = len(self._joined) if long_enough >= len(self._starts) else int(self._starts[long_enough])
         joined, found = self._joined, []
@@ -109,6 +171,22 @@ class GrepIndex:
             places = places[keep]
         places, per_run = np.unique(places, return_counts=True)
         return self._by_length[places], per_run
+
+    def _runs_checked(self, needle: bytes, places: np.ndarray, starts_run: bool, ends_run: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Of the runs at `places` (which hold the needle's trigrams), those that hold the needle
+        (beginning or ending with it when asked), and its non-overlapping count in each."""
+        joined, kept, counts = self._joined, [], []
+        for place, start, length in zip(places.tolist(), self._starts[places].tolist(), self._longest_first[places].tolist()):
+            end = start + length
+            if starts_run and not joined.startswith(needle, start, end):
+                continue
+            if ends_run and not joined.endswith(needle, start, end):
+                continue
+            found = joined.count(needle, start, end)
+            if found:
+                kept.append(place)
+                counts.append(found)
+        return self._by_length[np.asarray(kept, dtype=np.int64)], np.asarray(counts, dtype=np.int64)
 
     def _postings(self, runs: np.ndarray) -> np.ndarray:
         starts = self._rows[runs]
