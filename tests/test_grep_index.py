@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from pytest_retrieval_bench.arms.agents import tool_files as tool_files_module
-from pytest_retrieval_bench.arms.agents.grep_index import GrepIndex, haystack_runs, is_piece
+from pytest_retrieval_bench.arms.agents.grep_index import GrepIndex, PathOrder, haystack_runs, is_piece
 from pytest_retrieval_bench.arms.agents.tool_files import ToolFiles
 
 TEXTS = {
@@ -101,7 +101,7 @@ def test_runs_are_those_of_the_lowercased_haystack() -> None:
 
 
 def test_the_index_counts_a_piece_inside_longer_runs_without_overlaps() -> None:
-    index = GrepIndex(["p", "q"], ["aaaaa aaa", "baaab"])
+    index = GrepIndex(PathOrder(["p", "q"]), ["aaaaa aaa", "baaab"])
     assert index.run_counts("aa").tolist() == ["p\naaaaa aaa".count("aa"), "q\nbaaab".count("aa")] == [3, 1]
     assert index.candidates("a a").tolist() == [0]  # "baaab" holds "a" only inside its run, never ending or beginning one
     assert index.candidates("aa b").tolist() == [] and index.candidates("q\nb").tolist() == [1] and index.candidates("(") is None

@@ -37,6 +37,19 @@ def haystack_runs(path: str, text: str) -> Counter[bytes]:
     return Counter(data.translate(_RUN_BYTE).split())
 
 
+class PathOrder:
+    """A snapshot's paths in one fixed order, each one's length, lowercased text and rank among
+    them as strings: what ranking a pattern's hits needs (path matches first, then more matches,
+    a shorter path, the path)."""
+
+    def __init__(self, paths: list[str]):
+        self.paths = paths
+        self.lengths = np.fromiter(map(len, paths), dtype=np.int64, count=len(paths))
+        self.rank = np.empty(len(paths), dtype=np.int64)
+        self.rank[np.asarray(sorted(range(len(paths)), key=paths.__getitem__), dtype=np.int64)] = np.arange(len(paths), dtype=np.int64)
+        self.lowered = [path.lower() for path in paths]
+
+
 def _distinct_sorted(values: np.ndarray) -> np.ndarray:
     """`np.unique(values)` by a plain sort in place (numpy's `unique` can take far longer on large int64 arrays)."""
     values.sort()
@@ -111,7 +124,9 @@ class GrepIndex:
     (file, occurrences) grouped by run; nothing per file but its path's length and order.
     """
 
-    def __init__(self, paths: Sequence[str], texts: Sequence[str]):
+    def __init__(self, order: PathOrder, texts: Sequence[str]):
+        self.paths = order
+        paths = order.paths
         self.size = len(paths)
         numbering: defaultdict[bytes, int] = defaultdict(count().__next__)
         number = numbering.__getitem__

@@ -31,8 +31,8 @@ def _path_patterns(files: ToolFiles) -> tuple[list[str], q.PathPatterns]:
     """Every path of the snapshot, and their lowercased texts ready to search, once per snapshot."""
     cached = files.memo.get("scripted.paths")
     if cached is None:
-        paths = list(files.paths())
-        cached = files.memo["scripted.paths"] = (paths, q.PathPatterns([files.lowered_path(path) for path in paths]))
+        paths, lowered = files.ordered_paths()
+        cached = files.memo["scripted.paths"] = (paths, q.PathPatterns(lowered))
     return cached
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
 import numpy as np
 
-from pytest_retrieval_bench.arms.agents.grep_index import GrepIndex, is_piece
+from pytest_retrieval_bench.arms.agents.grep_index import GrepIndex, PathOrder, is_piece
 from pytest_retrieval_bench.scoring.budgets import count_tokens
 
 if TYPE_CHECKING:
@@ -40,8 +40,7 @@ class ToolFiles:
         self._token_count = token_count
         self._lowered_texts: dict[str, str] = {}
         self._lowered_paths: dict[str, str] | None = None
-        self._lowered_order: list[str] | None = None
-        self._path_order: tuple[list[str], np.ndarray, np.ndarray] | None = None
+        self._path_order: PathOrder | None = None
         self._all_haystacks: list[str] | None = None
         self._some_haystacks: dict[int, str] = {}
         self._index = grep_index
@@ -94,6 +93,11 @@ class ToolFiles:
             children = {file_path.partition("/")[0] for file_path in self.texts if file_path}
         return sorted(children)
 
+    def ordered_paths(self) -> tuple[list[str], list[str]]:
+        """Every path in one fixed order (the texts' order), and each lowercased, once per snapshot."""
+        order = self._order()
+        return order.paths, order.lowered
+
     def lowered_path(self, path: str) -> str:
         if self._lowered_paths is None:
             self._lowered_paths = {name: name.lower() for name in self.texts}
@@ -101,24 +105,16 @@ class ToolFiles:
 
     # -- grep --------------------------------------------------------------------------------------
 
-    def _order(self) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """The paths in one fixed order, each one's length, and its rank among them as strings."""
+    def _order(self) -> PathOrder:
+        """The paths in one fixed order, with what ranking hits needs of them (the index's, if any)."""
         if self._path_order is None:
-            paths = list(self.texts)
-            rank = np.empty(len(paths), dtype=np.int64)
-            rank[np.asarray(sorted(range(len(paths)), key=paths.__getitem__), dtype=np.int64)] = np.arange(len(paths), dtype=np.int64)
-            self._path_order = (paths, np.fromiter(map(len, paths), dtype=np.int64, count=len(paths)), rank)
+            self._path_order = self._index.paths if self._index is not None else PathOrder(list(self.texts))
         return self._path_order
-
-    def _lowered_in_order(self) -> list[str]:
-        if self._lowered_order is None:
-            self._lowered_order = list(map(self.lowered_path, self._order()[0]))
-        return self._lowered_order
 
     def _haystacks(self) -> list[str]:
         """Every file's lowercased `path\ntext` (the bench's haystack), in path order."""
         if self._all_haystacks is None:
-            paths = self._order()[0]
+            paths = self._order().paths
             self._all_haystacks = [f"{path}\n{self.texts[path]}".lower() for path in paths]
         return self._all_haystacks
 
@@ -128,7 +124,7 @@ class ToolFiles:
             return self._all_haystacks[position]
         haystack = self._some_haystacks.get(position)
         if haystack is None:
-            path = self._order()[0][position]
+            path = self._order().paths[position]
             haystack = f"{path}\n{self.texts[path]}".lower()
             if keep:
                 self._some_haystacks[position] = haystack
@@ -138,8 +134,8 @@ class ToolFiles:
         """The snapshot's `GrepIndex`, built now if it is not yet; the lowercased copies of every
         file that plain scans kept are dropped (the index answers from far less)."""
         if self._index is None:
-            paths = self._order()[0]
-            self._index = GrepIndex(paths, [self.texts[path] for path in paths])
+            order = self._order()
+            self._index = GrepIndex(order, [self.texts[path] for path in order.paths])
             self._all_haystacks = None
         return self._index
 
@@ -178,13 +174,13 @@ class ToolFiles:
         needle = pattern.lower()
         found = self._found.get(needle)
         if found is None:
-            paths, lengths, rank = self._order()
+            order = self._order()
             held, counts = self._counts(needle)
-            lowered = self._lowered_in_order()
+            lowered, lengths, rank = order.lowered, order.lengths, order.rank
             path_match = np.fromiter((needle in lowered[position] for position in held.tolist()), dtype=bool, count=held.size)
             order = np.lexsort((rank[held], lengths[held], -counts, ~path_match))  # the last key sorts first
             found = self._found[needle] = (held[order], counts[order], path_match[order])
-        paths = self._order()[0]
+        paths = self._order().paths
         held, counts, path_match = found
         return [{"path": paths[position], "matches": int(matches), "snippet": self.snippet(paths[position], needle), "path_match": bool(matched)}
                 for position, matches, matched in zip(held[:top_k].tolist(), counts[:top_k].tolist(), path_match[:top_k].tolist())]
