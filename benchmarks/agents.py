@@ -35,8 +35,9 @@ corpus directory and an ARB samples file:
    time per side.
 
 4b. With `--command-agent`, the environment's cost per tool call for a command agent, beside the
-   program's own time (`agent_calls.py`): every row replayed through `CommandAgentArm`, on
-   prepared files with no other cache.
+   program's own time (`agent_calls.py`): every row replayed through `CommandAgentArm`, on fresh
+   files (`cold_...`: each snapshot's first greps lowercase its files) and on fresh files sharing
+   the index built in 3b (`prepared_...`).
 
 4c. With `--largest-only cold|prepared [--repo OWNER/NAME]`, nothing of the above: the rows of the
    largest snapshot (by chunk file size; of that repository's) only, read, (prepared,) run by `arb-closed-tool`, and the process's peak RSS, for the memory
@@ -323,28 +324,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.command_agent:
         from agent_calls import measure
 
-        by_snapshot = {key: fresh_files(snapshot, prepared[key]) for key, snapshot in snapshots.items()}
-        replays = []
-        for expected in bench_details:
-            sample = rows[expected["sample_id"]]
-            key = (sample["repo"], sample["base_commit"])
-            replays.append((sample, query_text_for_eval(sample["query"]), _episode(sample, prepared[key]), lambda key=key: by_snapshot[key]))
-        command = measure(replays)
-        figures.update(command)
-        for name, value in command.items():
-            print(f"{name:28} {value:.4f}" if isinstance(value, float) else f"{name:28} {value}")
-    if args.report:
-        parity = report_parity(args.report, bench_details)
-        figures.update({name: value for name, value in parity.items() if name not in ("report_mismatches", "report_section")})
-        for name in ("report_rows", "report_rows_not_in_bench", "report_identical_rows", "report_mismatching_rows", "report_mismatching_fields"):
-            print(f"{name:28} {parity[name]}")
-        for mismatch in parity["report_mismatches"][:20]:
-            print(f"  report {mismatch['sample_id']}: {', '.join(mismatch['fields'][:8])}")
-        section = parity["report_section"]
-        figures["report_section_equal"] = {
-            "metrics": section.get("metrics") == rounded(summary["metrics"]),
-            "closed_tool_metrics": section.get("closed_tool_metrics") == rounded(summary["closed_tool_metrics"])}
-        print(f"{'report_section_equal':28} {figures['report_section_equal']}")
+        for regime in ("cold", "prepared"):
+            by_snapshot = {key: fresh_files(snapshot, prepared[key] if regime == "prepared" else None) for key, snapshot in snapshots.items()}
+            replays = []
+            for expected in bench_details:
+                sample = rows[expected["sample_id"]]
+                key = (sample["repo"], sample["base_commit"])
+                replays.append((sample, query_text_for_eval(sample["query"]), _episode(sample, prepared[key]), lambda key=key: by_snapshot[key]))
+            command = {f"{regime}_{name}": value for name, value in measure(replays).items()}
+            figures.update(command)
+            for name, value in command.items():
+                print(f"{name:28} {value:.4f}" if isinstance(value, float) else f"{name:28} {value}")
     figures["load_average_at_end"] = os.getloadavg()
     print(f"{'load_average_at_end':28} {' '.join(f'{value:.2f}' for value in figures['load_average_at_end'])}")
     if args.json:
