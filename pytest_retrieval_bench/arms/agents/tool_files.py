@@ -134,9 +134,9 @@ class ToolFiles:
         """The snapshot's `GrepIndex`, built now if it is not yet; the lowercased copies of every
         file that plain scans kept are dropped (the index answers from far less)."""
         if self._index is None:
+            self._all_haystacks = None  # before the build: its peak and the copies never add up
             order = self._order()
             self._index = GrepIndex(order, [self.texts[path] for path in order.paths])
-            self._all_haystacks = None
         return self._index
 
     def _counts(self, needle: str) -> tuple[np.ndarray, np.ndarray]:
