@@ -10,6 +10,9 @@ snapshot alone (a few percent of its text). Any other pattern holds such pieces 
 `(`, non-ASCII letters cut it), each inside a run of every file that has the pattern: only files
 holding a run with each piece are counted, with `str.count` on their lowercased text as the bench
 counts. A pattern with no such piece is counted in every file. No file that matches is ever left out.
+
+The runs holding a pattern are found through the trigrams they hold (`RunTrigrams`), so a lookup
+reads a few runs, not the snapshot's tens of thousands; `PathOrder` is what ranking the hits needs.
 """
 
 from __future__ import annotations
@@ -90,13 +93,11 @@ class RunTrigrams:
 
     def runs_with_all(self, needle: bytes) -> np.ndarray:
         """The runs (by place) holding every trigram of `needle` (three or more bytes), ascending."""
-        wanted = {(needle[at] << 16) | (needle[at + 1] << 8) | needle[at + 2] for at in range(len(needle) - 2)}
-        rows = np.searchsorted(self._codes, np.fromiter(wanted, dtype=np.int64, count=len(wanted)))
-        if rows.size and (rows.max() >= self._codes.size or not np.array_equal(self._codes[rows], sorted(wanted))):
-            present = rows < self._codes.size
-            present[present] = self._codes[rows[present]] == np.fromiter(wanted, dtype=np.int64, count=len(wanted))[present]
-            if not present.all():
-                return np.zeros(0, dtype=np.int64)
+        codes = sorted({(needle[at] << 16) | (needle[at + 1] << 8) | needle[at + 2] for at in range(len(needle) - 2)})
+        wanted = np.asarray(codes, dtype=np.int64)
+        rows = np.searchsorted(self._codes, wanted)
+        if self._codes.size == 0 or rows.max() >= self._codes.size or not np.array_equal(self._codes[rows], wanted):
+            return np.zeros(0, dtype=np.int64)  # a trigram no run holds
         sizes = self._rows[rows + 1] - self._rows[rows]
         places: np.ndarray | None = None
         for row in rows[np.argsort(sizes, kind="stable")][:4].tolist():  # the four rarest narrow it enough; the rest is checked

@@ -39,7 +39,6 @@ class ToolFiles:
         self.texts = texts
         self._token_count = token_count
         self._lowered_texts: dict[str, str] = {}
-        self._lowered_paths: dict[str, str] | None = None
         self._path_order: PathOrder | None = None
         self._all_haystacks: list[str] | None = None
         self._some_haystacks: dict[int, str] = {}
@@ -98,11 +97,6 @@ class ToolFiles:
         order = self._order()
         return order.paths, order.lowered
 
-    def lowered_path(self, path: str) -> str:
-        if self._lowered_paths is None:
-            self._lowered_paths = {name: name.lower() for name in self.texts}
-        return self._lowered_paths[path]
-
     # -- grep --------------------------------------------------------------------------------------
 
     def _order(self) -> PathOrder:
@@ -112,7 +106,7 @@ class ToolFiles:
         return self._path_order
 
     def _haystacks(self) -> list[str]:
-        """Every file's lowercased `path\ntext` (the bench's haystack), in path order."""
+        """Every file's lowercased `path\\ntext` (the bench's haystack), in path order."""
         if self._all_haystacks is None:
             paths = self._order().paths
             self._all_haystacks = [f"{path}\n{self.texts[path]}".lower() for path in paths]
@@ -178,8 +172,8 @@ class ToolFiles:
             held, counts = self._counts(needle)
             lowered, lengths, rank = order.lowered, order.lengths, order.rank
             path_match = np.fromiter((needle in lowered[position] for position in held.tolist()), dtype=bool, count=held.size)
-            order = np.lexsort((rank[held], lengths[held], -counts, ~path_match))  # the last key sorts first
-            found = self._found[needle] = (held[order], counts[order], path_match[order])
+            ranked = np.lexsort((rank[held], lengths[held], -counts, ~path_match))  # the last key sorts first
+            found = self._found[needle] = (held[ranked], counts[ranked], path_match[ranked])
         paths = self._order().paths
         held, counts, path_match = found
         return [{"path": paths[position], "matches": int(matches), "snippet": self.snippet(paths[position], needle), "path_match": bool(matched)}
