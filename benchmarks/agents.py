@@ -335,6 +335,18 @@ def main(argv: list[str] | None = None) -> int:
             figures.update(command)
             for name, value in command.items():
                 print(f"{name:28} {value:.4f}" if isinstance(value, float) else f"{name:28} {value}")
+    if args.report:
+        parity = report_parity(args.report, bench_details)
+        figures.update({name: value for name, value in parity.items() if name not in ("report_mismatches", "report_section")})
+        for name in ("report_rows", "report_rows_not_in_bench", "report_identical_rows", "report_mismatching_rows", "report_mismatching_fields"):
+            print(f"{name:28} {parity[name]}")
+        for mismatch in parity["report_mismatches"][:20]:
+            print(f"  report {mismatch['sample_id']}: {', '.join(mismatch['fields'][:8])}")
+        section = parity["report_section"]
+        figures["report_section_equal"] = {
+            "metrics": section.get("metrics") == rounded(summary["metrics"]),
+            "closed_tool_metrics": section.get("closed_tool_metrics") == rounded(summary["closed_tool_metrics"])}
+        print(f"{'report_section_equal':28} {figures['report_section_equal']}")
     figures["load_average_at_end"] = os.getloadavg()
     print(f"{'load_average_at_end':28} {' '.join(f'{value:.2f}' for value in figures['load_average_at_end'])}")
     if args.json:
