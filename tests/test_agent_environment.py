@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
+import sys
 from typing import Any
 
 import pytest
 
+from pytest_retrieval_bench.arms.agents import observations
 from pytest_retrieval_bench.arms.agents.environment import ClosedToolEnvironment
 from pytest_retrieval_bench.arms.agents.observations import grep_observation, list_dir_observation, token_prefix
 from pytest_retrieval_bench.arms.agents.protocol import Budgets
@@ -218,6 +221,16 @@ def test_observations_cut_long_listings_and_hit_lists_as_the_bench_does() -> Non
     assert text.startswith('OBS grep pattern="it\'s"\n1. p0 matches=1 snippet=' + "x" * 260 + "\n")
     assert text.endswith("... 2 more hits omitted")
     assert token_prefix("a b c", 3) == "a b c" and token_prefix("a, b; c", 2) == "a, b\n[TRUNCATED]" and token_prefix("a", 0) == ""
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="the counted pattern needs atomic groups (Python 3.11)")
+def test_a_read_is_cut_by_one_counted_match_where_token_by_token_cuts_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    generator = random.Random(7)
+    texts = ["".join(generator.choice("a1_ .Z\u00e9\n9(") for _ in range(generator.randrange(0, 25))) for _ in range(3000)]
+    counted = [token_prefix(text, limit) for text in texts for limit in range(7)]
+    monkeypatch.setattr(observations, "_ATOMIC", False)
+    assert counted == [token_prefix(text, limit) for text in texts for limit in range(7)]
+    assert any(text.endswith("[TRUNCATED]") for text in counted) and any(not text.endswith("[TRUNCATED]") and text for text in counted)
 
 
 def test_a_repeated_grep_gives_fresh_hits() -> None:

@@ -27,12 +27,12 @@ POLICY = "scripted_grep_read_submit"
 CONTENT_CHARS = 20_000
 
 
-def _lowered_paths(files: ToolFiles) -> tuple[list[str], list[str]]:
-    """Every path of the snapshot and its lowercased text, in one order, once per snapshot."""
+def _path_patterns(files: ToolFiles) -> tuple[list[str], q.PathPatterns]:
+    """Every path of the snapshot, and their lowercased texts ready to search, once per snapshot."""
     cached = files.memo.get("scripted.paths")
     if cached is None:
-        paths = list(files.paths())
-        cached = files.memo["scripted.paths"] = (paths, [files.lowered_path(path) for path in paths])
+        paths, lowered = files.ordered_paths()
+        cached = files.memo["scripted.paths"] = (paths, q.PathPatterns(lowered))
     return cached
 
 
@@ -82,8 +82,8 @@ def run(query_text: str, files: ToolFiles, env: ClosedToolEnvironment) -> Episod
         if path in files:
             scores[path] += 2.0
             hit_patterns[path].append("query_path")
-    paths, lowered = _lowered_paths(files)
-    for index, count in q.path_pattern_counts(lowered, patterns).items():
+    paths, path_patterns = _path_patterns(files)
+    for index, count in path_patterns.counts(patterns).items():
         scores[paths[index]] += 0.25 * count
 
     words = q.query_tokens(query)

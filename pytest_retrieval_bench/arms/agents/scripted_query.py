@@ -57,7 +57,7 @@ def tokenize(text: str) -> set[str]:
     """
     normalized = _CAMEL_GAP.sub(" ", text)
     normalized = normalized.replace("_", " ").replace("-", " ").replace("/", " ").replace(".", " ")
-    return {token for token in map(str.lower, _WORD.findall(normalized)) if token not in STOP_WORDS}
+    return {token for token in map(str.lower, set(_WORD.findall(normalized))) if token not in STOP_WORDS}
 
 
 def quoted_phrases(query: dict[str, Any]) -> list[str]:
@@ -107,32 +107,46 @@ def pattern_score(pattern: str) -> float:
     return 1.0 + min(2.0, len(pattern) / 20)
 
 
-def path_pattern_counts(lowered_paths: list[str], patterns: list[str]) -> dict[int, int]:
+class PathPatterns:
     """For the bench's `path_token_score` (0.25 for each pattern that is one of the path's words or
     in its lowercased text): how many patterns each path holds, by index, paths holding none left out.
 
     A path's words are runs of its ASCII characters, lowercased, so each is in the lowercased path
     too: holding the pattern as a substring is the whole test. The paths are searched as one text
-    (NUL-separated: no path holds a NUL, or they are searched one by one), one hit per path and
-    pattern, so the cost follows the hits rather than the paths.
+    (NUL-separated: no path holds a NUL, or they are searched one by one), joined once per
+    snapshot, one hit per path and pattern, so the cost follows the hits rather than the paths.
     """
-    counts: dict[int, int] = {}
-    if any("\0" in path for path in lowered_paths):
-        for index, path in enumerate(lowered_paths):
-            found = sum(1 for pattern in patterns if pattern in path)
-            if found:
-                counts[index] = found
+
+    def __init__(self, lowered_paths: list[str]):
+        self.lowered_paths = lowered_paths
+        self._joined: str | None = None
+        self._starts: list[int] = []
+        if not any("\0" in path for path in lowered_paths):
+            self._joined = "\0".join(lowered_paths)
+            self._starts = list(accumulate((len(path) + 1 for path in lowered_paths[:-1]), initial=0))
+
+    def counts(self, patterns: list[str]) -> dict[int, int]:
+        counts: dict[int, int] = {}
+        joined, starts = self._joined, self._starts
+        if joined is None:
+            for index, path in enumerate(self.lowered_paths):
+                found = sum(1 for pattern in patterns if pattern in path)
+                if found:
+                    counts[index] = found
+            return counts
+        for pattern in patterns:
+            if not pattern or "\0" in pattern:
+                continue
+            at = joined.find(pattern)
+            while at >= 0:
+                index = bisect_right(starts, at) - 1
+                counts[index] = counts.get(index, 0) + 1
+                if index + 1 >= len(starts):
+                    break
+                at = joined.find(pattern, starts[index + 1])
         return counts
-    joined = "\0".join(lowered_paths)
-    starts = list(accumulate((len(path) + 1 for path in lowered_paths[:-1]), initial=0))
-    for pattern in patterns:
-        if not pattern or "\0" in pattern:
-            continue
-        at = joined.find(pattern)
-        while at >= 0:
-            index = bisect_right(starts, at) - 1
-            counts[index] = counts.get(index, 0) + 1
-            if index + 1 >= len(starts):
-                break
-            at = joined.find(pattern, starts[index + 1])
-    return counts
+
+
+def path_pattern_counts(lowered_paths: list[str], patterns: list[str]) -> dict[int, int]:
+    """`PathPatterns(lowered_paths).counts(patterns)`, for one set of patterns."""
+    return PathPatterns(lowered_paths).counts(patterns)

@@ -1,18 +1,29 @@
 """A snapshot's files as the closed-tool protocol shows them, with what every item's calls reuse.
 
 The bench's `grep` lowercases each file's path and text for every pattern of every sample; here
-each file is lowercased once per snapshot, on the first grep that needs it, and kept while the
-snapshot is. Results are the bench's (`grep_files`, `list_dir`, `first_snippet`) to the character.
+each file is lowercased once per snapshot, on the first grep that needs it, and a snapshot grepped
+often gets a `GrepIndex` instead (see `grep`). Every pattern's hits, every listing, each
+lowercased path are kept while the snapshot is. Results are the bench's (`grep_files`,
+`list_dir`, `first_snippet`) to the character.
 """
 
 from __future__ import annotations
 
+from operator import methodcaller
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
+import numpy as np
+
+from pytest_retrieval_bench.arms.agents.grep_index import GrepIndex, PathOrder, is_piece
 from pytest_retrieval_bench.scoring.budgets import count_tokens
 
 if TYPE_CHECKING:
     from pytest_retrieval_bench.corpus.snapshot import Snapshot
+
+INDEX_AFTER_SCANS = 24
+"""Plain scans of a snapshot before its `GrepIndex` is built: building costs about as much as
+that many scans (the index then answers a pattern in a few percent of a scan's time), so a
+snapshot grepped a few times is never indexed and one grepped often pays at most about twice."""
 
 
 class ToolFiles:
@@ -20,16 +31,21 @@ class ToolFiles:
 
     `token_count(path)` gives a file's tokens by the bench's tokenizer (a snapshot's shared
     `TokenCounts.content`, so each file is counted once for all arms); `memo` holds per-snapshot
-    values an agent derives from the files (computed once, reused by every item).
+    values an agent derives from the files (computed once, reused by every item). `grep_index`
+    is a `GrepIndex` already built over these very texts (`prepare_grep` of another `ToolFiles`).
     """
 
-    def __init__(self, texts: Mapping[str, str], token_count: Callable[[str], int | None] | None = None):
+    def __init__(self, texts: Mapping[str, str], token_count: Callable[[str], int | None] | None = None, grep_index: GrepIndex | None = None):
         self.texts = texts
         self._token_count = token_count
-        self._haystacks: dict[str, str] = {}
         self._lowered_texts: dict[str, str] = {}
-        self._lowered_paths: dict[str, str] | None = None
-        self._found: dict[str, list[tuple[int, int, int, str]]] = {}
+        self._path_order: PathOrder | None = None
+        self._all_haystacks: list[str] | None = None
+        self._some_haystacks: dict[int, str] = {}
+        self._index = grep_index
+        self._scans = 0
+        self._found: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._listings: dict[str, list[str]] = {}
         self.memo: dict[str, Any] = {}
 
     @classmethod
@@ -56,8 +72,14 @@ class ToolFiles:
 
     def list_dir(self, path: str) -> list[str]:
         """The bench's `list_dir`: the sorted distinct first components under `path` (slashes
-        around it ignored); a path that names no directory lists nothing."""
+        around it ignored); a path that names no directory lists nothing. Kept per path."""
         prefix = path.strip("/")
+        listing = self._listings.get(prefix)
+        if listing is None:
+            listing = self._listings[prefix] = self._list(prefix)
+        return list(listing)
+
+    def _list(self, prefix: str) -> list[str]:
         children: set[str] = set()
         if prefix:
             start = prefix + "/"
@@ -67,41 +89,95 @@ class ToolFiles:
                     if rest:
                         children.add(rest.split("/", 1)[0])
         else:
-            for file_path in self.texts:
-                if file_path:
-                    children.add(file_path.split("/", 1)[0])
+            children = {file_path.partition("/")[0] for file_path in self.texts if file_path}
         return sorted(children)
 
-    def _haystack(self, path: str) -> str:
-        haystack = self._haystacks.get(path)
+    def ordered_paths(self) -> tuple[list[str], list[str]]:
+        """Every path in one fixed order (the texts' order), and each lowercased, once per snapshot."""
+        order = self._order()
+        return order.paths, order.lowered
+
+    # -- grep --------------------------------------------------------------------------------------
+
+    def _order(self) -> PathOrder:
+        """The paths in one fixed order, with what ranking hits needs of them (the index's, if any)."""
+        if self._path_order is None:
+            self._path_order = self._index.paths if self._index is not None else PathOrder(list(self.texts))
+        return self._path_order
+
+    def _haystacks(self) -> list[str]:
+        """Every file's lowercased `path\\ntext` (the bench's haystack), in path order."""
+        if self._all_haystacks is None:
+            paths = self._order().paths
+            self._all_haystacks = [f"{path}\n{self.texts[path]}".lower() for path in paths]
+        return self._all_haystacks
+
+    def _haystack(self, position: int, keep: bool = True) -> str:
+        """One file's haystack; kept when `keep` (a pattern's candidates: a few files)."""
+        if self._all_haystacks is not None:
+            return self._all_haystacks[position]
+        haystack = self._some_haystacks.get(position)
         if haystack is None:
-            haystack = self._haystacks[path] = f"{path}\n{self.texts[path]}".lower()
+            path = self._order().paths[position]
+            haystack = f"{path}\n{self.texts[path]}".lower()
+            if keep:
+                self._some_haystacks[position] = haystack
         return haystack
 
-    def lowered_path(self, path: str) -> str:
-        if self._lowered_paths is None:
-            self._lowered_paths = {name: name.lower() for name in self.texts}
-        return self._lowered_paths[path]
+    def prepare_grep(self) -> GrepIndex:
+        """The snapshot's `GrepIndex`, built now if it is not yet; the lowercased copies of every
+        file that plain scans kept are dropped (the index answers from far less)."""
+        if self._index is None:
+            self._all_haystacks = None  # before the build: its peak and the copies never add up
+            order = self._order()
+            self._index = GrepIndex(order, [self.texts[path] for path in order.paths])
+        return self._index
+
+    def _counts(self, needle: str) -> tuple[np.ndarray, np.ndarray]:
+        """The files holding `needle` (positions in path order) and the bench's count in each."""
+        index = self._index
+        if index is None:
+            self._scans += 1
+            if self._scans > INDEX_AFTER_SCANS:
+                index = self.prepare_grep()
+        if index is None:
+            counts = np.fromiter(map(methodcaller("count", needle), self._haystacks()), dtype=np.int64, count=len(self.texts))
+            held = np.flatnonzero(counts)
+            return held, counts[held]
+        if is_piece(needle):
+            counts = index.run_counts(needle)
+            held = np.flatnonzero(counts)
+            return held, counts[held]
+        candidates = index.candidates(needle)
+        positions = range(len(self.texts)) if candidates is None else candidates.tolist()
+        keep = candidates is not None
+        counts = np.fromiter((self._haystack(position, keep).count(needle) for position in positions), dtype=np.int64, count=len(positions))
+        held = np.flatnonzero(counts)
+        return np.asarray(positions, dtype=np.int64)[held], counts[held]
 
     def grep(self, pattern: str, top_k: int) -> list[dict[str, Any]]:
         """The bench's `grep_files`: case-insensitive substring counts over path and text (not a
         regex), best first: a path match, then more matches, a shorter path, the path's order.
+
         Each pattern's order is kept for the snapshot (items often grep the same words); every
-        call gets hits of its own."""
+        call gets hits of its own. Files are counted by plain scans of their lowercased text
+        until the snapshot has been scanned `INDEX_AFTER_SCANS` times, about what building its
+        `GrepIndex` costs; from then on the index answers (`prepare_grep` builds it at once)."""
         if not pattern:
             return []
         needle = pattern.lower()
         found = self._found.get(needle)
         if found is None:
-            found = []
-            for path in self.texts:
-                matches = self._haystack(path).count(needle)
-                if matches > 0:
-                    found.append((-int(needle in self.lowered_path(path)), -matches, len(path), path))
-            found.sort()  # the snippet is no part of the order: it is cut only for the hits kept
-            self._found[needle] = found
-        return [{"path": path, "matches": -matches, "snippet": self.snippet(path, needle), "path_match": bool(path_match)}
-                for path_match, matches, _length, path in found[:top_k]]
+            order = self._order()
+            held, counts = self._counts(needle)
+            lowered, lengths, rank = order.lowered, order.lengths, order.rank
+            path_match = np.fromiter((needle in lowered[position] for position in held.tolist()), dtype=bool, count=held.size)
+            ranked = np.lexsort((rank[held], lengths[held], -counts, ~path_match))  # the last key sorts first
+            found = self._found[needle] = (held[ranked], counts[ranked], path_match[ranked])
+        paths = self._order().paths
+        held, counts, path_match = found
+        return [{"path": paths[position], "matches": int(matches), "snippet": self.snippet(paths[position], needle), "path_match": bool(matched)}
+                for position, matches, matched in zip(held[:top_k].tolist(), counts[:top_k].tolist(), path_match[:top_k].tolist())]
 
     def snippet(self, path: str, needle: str) -> str:
         """The bench's `first_snippet`: 80 characters before the first match in the text (not
