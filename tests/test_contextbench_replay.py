@@ -5,6 +5,7 @@ test_contextbench_traj_parity.py; here each record must be what the pure scorer 
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -23,6 +24,8 @@ from pytest_retrieval_bench.scoring.contextbench_context import TextCheckout
 from pytest_retrieval_bench.scoring.contextbench_trajectory import flat_metrics, score_task
 from pytest_retrieval_bench.bench.contextbench_items import contextbench_gold
 from pytest_retrieval_bench.report.build import rounded
+from pytest_retrieval_bench.report.gate import compare, parse_rule
+from pytest_retrieval_bench.errors import BenchError
 
 TESTDATA = Path(__file__).resolve().parent.parent / "testdata"
 FIXTURE = TESTDATA / "formats" / "contextbench.jsonl"
@@ -156,3 +159,26 @@ def test_a_language_without_a_grammar_leaves_symbols_out_and_names_it() -> None:
         assert python["final"]["symbol"] == {"coverage": 1.0, "precision": 1.0, "intersection": 1, "gold_size": 1, "pred_size": 1}
     else:
         assert "tree-sitter" in result["symbols_absent"]
+
+
+def test_cb_traj_metrics_are_paired_and_gated(run: dict[str, Any]) -> None:
+    """ContextBench's figures go downstream as the bench's do: paired between agents, and gated."""
+    report = run["report"]
+    shared = [entry for entry in sorted(report["details"], key=lambda entry: entry["id"])
+              if "cb_traj_line_coverage" in entry["arms"].get("recorded", {}).get("metrics", {})
+              and "cb_traj_line_coverage" in entry["arms"].get("arb-closed-tool", {}).get("metrics", {})]
+    figures = report["trajectory"]["recorded"]["paired"]["arb-closed-tool"]["cb_traj_line_coverage"]
+    diffs = [entry["arms"]["recorded"]["metrics"]["cb_traj_line_coverage"] - entry["arms"]["arb-closed-tool"]["metrics"]["cb_traj_line_coverage"]
+             for entry in shared]
+    assert shared and figures["n"] == len(diffs) and figures["mean_difference"] == pytest.approx(sum(diffs) / len(diffs), abs=1e-6)
+    rules = [parse_rule("noninferior:cb_traj_line_coverage>=-0.02:arm=recorded")]
+    assert compare(report, report, rules)["rules"][0]["verdict"] == "pass"
+    better = copy.deepcopy(report)
+    for entry in better["details"]:
+        metrics = entry["arms"].get("recorded", {}).get("metrics", {})
+        if "cb_traj_line_coverage" in metrics:
+            metrics["cb_traj_line_coverage"] += 0.5  # a baseline that covered far more lines
+    verdict = compare(report, better, rules)["rules"][0]
+    assert verdict["verdict"] == "fail" and verdict["n"] == len([e for e in report["details"] if "cb_traj_line_coverage" in e["arms"].get("recorded", {}).get("metrics", {})])
+    with pytest.raises(BenchError, match="cb_traj_line_coverage"):
+        parse_rule("cb_traj_line_coverag>=0")

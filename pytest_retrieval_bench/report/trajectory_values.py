@@ -2,7 +2,9 @@
 
 An agent record's values are its detail row's metrics recomputed from its steps and labels (never
 the rounded written ones, as the ranking pairs use `scoring.exact`), plus `final_any_gold` (1 when a
-gold file is in the final context, else 0: the per-sample form of the bench's final-any-gold rate).
+gold file is in the final context, else 0: the per-sample form of the bench's final-any-gold rate),
+and on ContextBench rows its `cb_traj_*` metrics as written (they need the snapshot's text, which a
+report does not hold; an item ContextBench leaves out has none, so it is in no pair of them).
 A ranking arm's are its same-budget contrast's (`same_budget.py`): its first `final_k` files scored
 as a trajectory, a sample it has a record of but no file for scored as no context. Only samples
 with gold have values (the bench scores no other). Pure: built from the details alone.
@@ -14,13 +16,14 @@ from typing import Any, Iterable, Mapping
 
 from pytest_retrieval_bench.report.same_budget import same_budget_paired_rows
 from pytest_retrieval_bench.report.agent_rows import agent_records, detail_row
+from pytest_retrieval_bench.scoring.contextbench_trajectory import CB_TRAJ_METRICS
 from pytest_retrieval_bench.scoring.trajectory import TRAJECTORY_METRIC_KEYS
 
 FINAL_ANY_GOLD = "final_any_gold"
-TRAJECTORY_METRICS = (FINAL_ANY_GOLD, *TRAJECTORY_METRIC_KEYS)
+TRAJECTORY_METRICS = (FINAL_ANY_GOLD, *TRAJECTORY_METRIC_KEYS, *CB_TRAJ_METRICS)
 """Every name a gate rule, `diff` or `history` may give for a trajectory metric."""
 PAIRED_TRAJECTORY_METRICS = ("final_any_gold", "final_file_recall", "final_file_precision", "final_file_f1", "retrieved_file_recall",
-                             "line_f1@trajectory")
+                             "line_f1@trajectory", "cb_traj_file_coverage", "cb_traj_line_coverage", "cb_traj_line_f1")
 """The metrics the report's trajectory pairs, `diff` and `history` show (a gate may name any of `TRAJECTORY_METRICS`)."""
 
 Values = dict[str, dict[str, float]]
@@ -45,7 +48,8 @@ def agent_values(pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> Va
     for entry, record in pairs:
         if "detail" in record["trajectory"]:
             row = detail_row(entry, record)
-            values[entry["id"]] = _row_values(row, row["closed_tool"].get("final_files") or [])
+            contextbench = {name: float(value) for name, value in (record.get("metrics") or {}).items() if name.startswith("cb_traj_")}
+            values[entry["id"]] = {**_row_values(row, row["closed_tool"].get("final_files") or []), **contextbench}
     return values
 
 

@@ -21,6 +21,9 @@ from pytest_retrieval_bench.scoring.contextbench_editloc import editloc
 
 GRANULARITIES = ("file", "symbol", "span", "line")
 NO_CONTEXT = "no_context_extracted"
+CB_TRAJ_METRICS = (*(f"cb_traj_{name}_{figure}" for name in GRANULARITIES for figure in ("coverage", "precision", "f1", "auc", "redundancy")),
+                   "cb_traj_editloc_precision", "cb_traj_editloc_recall")
+"""Every `cb_traj_*` name `flat_metrics` may give (a task has those of the granularities it has)."""
 
 
 @dataclass
