@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
+
+# ranx, the independent oracle for the exports, compiles every metric with numba's JIT on first use:
+# minutes of CPU per xdist worker for a few dozen samples. Run as the plain Python it is written in,
+# it computes the same metrics in milliseconds. Set before any test module imports ranx (numba reads it once).
+os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
