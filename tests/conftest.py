@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -43,6 +44,15 @@ def stub_wrapper(tmp_path: Path):
         return str(wrapper)
 
     return make
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester) -> Iterator[pytest.Pytester]:
+    """pytester whose pytest runs leave hypothesis's plugin out: at the end of every session it imports
+    all of hypothesis, about half the CPU time of a small bench run, and no test run here uses it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")  # pytester itself clears any outer value
+        yield pytester
 
 
 @pytest.fixture
