@@ -102,7 +102,7 @@ def baseline_written(tmp_path_factory) -> Path:
     path = directory / "baseline.json"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")}
     result = subprocess.run([sys.executable, "-m", "pytest", f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", "--bench-arms=mine",
-                             "-p", "no:cacheprovider", f"--bench-baseline={path}", "--bench-update-baseline"],
+                             "-p", "no:cacheprovider", "-p", "no:hypothesispytest", f"--bench-baseline={path}", "--bench-update-baseline"],
                             cwd=directory, env={**env, "MODE": "same"}, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0 and path.is_file(), result.stdout[-3000:] + result.stderr[-3000:]
     return path

@@ -35,7 +35,7 @@ USAGE_ERROR = 4
 def _run(tmp: Path, name: str, *args: str) -> Path:
     out = tmp / name
     result = subprocess.run([sys.executable, "-m", "pytest", f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", "--bench-arms=grep,arb-bm25",
-                             f"--bench-report={out}", "-p", "no:cacheprovider", "-q", f"--rootdir={tmp}", *args],
+                             f"--bench-report={out}", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q", f"--rootdir={tmp}", *args],
                             cwd=tmp, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     return out

@@ -26,7 +26,8 @@ USAGE_ERROR = 4
 
 def _run(tmp: Path, name: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     result = subprocess.run([sys.executable, "-m", "pytest", f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", f"--bench-report={tmp / name}",
-                             "-p", "no:cacheprovider", "-q", f"--rootdir={tmp}", *args], cwd=tmp, capture_output=True, text=True, timeout=300)
+                             "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q", f"--rootdir={tmp}", *args], cwd=tmp, capture_output=True, text=True,
+                            timeout=300)
     if check:
         assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     return result
