@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import pytest
+
+# ranx, the independent oracle for the exports, compiles every metric with numba's JIT on first use:
+# minutes of CPU per xdist worker for a few dozen samples. Run as the plain Python it is written in,
+# it computes the same metrics in milliseconds. Set before any test module imports ranx (numba reads it once).
+os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTDATA = ROOT / "testdata"
@@ -37,6 +44,15 @@ def stub_wrapper(tmp_path: Path):
         return str(wrapper)
 
     return make
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester) -> Iterator[pytest.Pytester]:
+    """pytester whose pytest runs leave hypothesis's plugin out: at the end of every session it imports
+    all of hypothesis, about half the CPU time of a small bench run, and no test run here uses it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")  # pytester itself clears any outer value
+        yield pytester
 
 
 @pytest.fixture

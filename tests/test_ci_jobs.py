@@ -105,7 +105,10 @@ def _job_directory(base: Path, name: str, week_two: bool) -> Path:
 
 
 def _bash(job: Path, script: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}", **env}
+    """The script in a job directory; its pytest runs leave hypothesis's plugin out (a test-only
+    install, it imports all of hypothesis at each session's end: a large share of a small run's time)."""
+    environment = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+                   "PYTEST_ADDOPTS": "-p no:hypothesispytest", **env}
     return subprocess.run(["bash", "-e", "-c", script], cwd=job, env=environment, capture_output=True, text=True, timeout=600)
 
 

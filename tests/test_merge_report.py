@@ -26,7 +26,7 @@ CORPUS = TESTDATA / "release" / "corpus" / "synthetic_v1"
 def _run(tmp: Path, name: str, *args: str) -> dict:
     out = tmp / name
     result = subprocess.run([sys.executable, "-m", "pytest", f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}",
-                             f"--bench-report={out}", "-p", "no:cacheprovider", "-q", f"--rootdir={tmp}", *args],
+                             f"--bench-report={out}", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q", f"--rootdir={tmp}", *args],
                             cwd=tmp, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     return json.loads(out.read_text())
