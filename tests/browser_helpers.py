@@ -95,7 +95,7 @@ def layout_at(page: Path, width: int, screenshot: Path | None = None) -> Layout:
         os.dup2(reading, 3)  # dup2 makes them inheritable, as exec needs
         os.dup2(writing, 4)
 
-    with tempfile.TemporaryDirectory() as profile:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as profile:  # Chromium's helpers may still write to it after the kill
         process = subprocess.Popen([CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--remote-debugging-pipe",
                                     f"--user-data-dir={profile}", "about:blank"],
                                    preexec_fn=descriptors, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=False)

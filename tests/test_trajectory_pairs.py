@@ -180,3 +180,20 @@ def test_history_shows_trajectory_metrics(runs, tmp_path: Path) -> None:
     without_agents = {**before, "details": [{**entry, "arms": {"grep": entry["arms"]["grep"]}} if "grep" in entry["arms"] else entry
                                             for entry in before["details"]]}
     assert not any(line.startswith("trajectory") for line in history_lines([(loaded[0][0], without_agents)], [], "store"))
+
+
+def test_the_leaderboard_and_page_print_the_pairs(runs) -> None:
+    """The section's pairs as a table of the leaderboard (text and Markdown) and of the page."""
+    from pytest_retrieval_bench.report.html import render_html
+    from pytest_retrieval_bench.report.trajectory_tables import trajectory_markdown, trajectory_text
+
+    _, before, _, _ = runs
+    lines = trajectory_text(before).splitlines()
+    start = lines.index("Paired differences (agent minus the other, per sample with gold both scored)")
+    rows = [line.split() for line in lines[start + 2:] if line.strip()]
+    figures = before["trajectory"]["reader"]["paired"]["arb-closed-tool"]["final_file_f1"]
+    row = next(row for row in rows if row[:3] == ["reader", "arb-closed-tool", "final_file_f1"])
+    assert row[3:5] == [str(figures["n"]), f"{figures['mean_difference']:+.4f}"]
+    assert sum(len(metrics) for block in before["trajectory"].values() for metrics in (block.get("paired") or {}).values()) == len(rows)
+    assert "## Paired differences" in trajectory_markdown(before)
+    assert "Paired differences (agent minus the other" in render_html(before)

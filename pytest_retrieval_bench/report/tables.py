@@ -15,7 +15,8 @@ from pytest_retrieval_bench.scoring.verdicts import MIN_PAIRED
 
 Table = tuple[list[str], list[list[str]]]
 PAIRED_HEADERS = ["comparison", "metric", "n", "mean", "bootstrap 95%", "verdict", "p", "p (Holm)", "MDE"]
-LEFT_ALIGNED = {"arm", "comparison", "metric", "verdict", "95% Wilson", "bootstrap 95%", "Task", "Run", "Method"}
+LEFT_ALIGNED = {"arm", "comparison", "metric", "verdict", "95% Wilson", "bootstrap 95%", "Task", "Run", "Method", "Agent", "Against", "Metric",
+                "Bootstrap 95%", "Verdict"}
 
 
 #: control characters (C0 with tab and newline, DEL, C1) and the bidirectional overrides: printed raw,

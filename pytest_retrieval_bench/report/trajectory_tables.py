@@ -1,11 +1,12 @@
 """The report's `trajectory` section as the bench's V1.4 trajectory results lay it out
 (`docs/v1_4_trajectory_results.md` of the Agent Retrieval Bench), for the leaderboard and the page.
 
-Three tables, the bench's columns and decimals: the trajectory track (per task, then agent: final
+The bench's three tables, its columns and decimals: the trajectory track (per task, then agent: final
 file recall, precision and F1, line F1, redundancy, mean reads and final files), and the same-budget
 final-context contrast (each ranking arm's top `final_k` files scored as a trajectory, beside each
 agent: mean final files, final file F1 overall and per task, line F1 overall), and the budget curve
-(its `report_closed_tool_budget_curve` overall table, per agent). `-` where the
+(its `report_closed_tool_budget_curve` overall table, per agent); then the section's paired
+differences between agents and against the rankers' same-budget figures. `-` where the
 section has no such figure (line F1 needs gold spans).
 """
 
@@ -84,6 +85,23 @@ def curve_table(section: dict[str, Any]) -> Titled:
     return "Budget curve (overall)", CURVE_HEADERS, rows
 
 
+PAIRED_HEADERS = ["Agent", "Against", "Metric", "n", "Mean diff", "Bootstrap 95%", "Verdict", "W/L/T", "p (Holm)"]
+
+
+def paired_table(section: dict[str, Any]) -> Titled:
+    """Each agent minus each other agent and each ranker's same-budget figures (the section's `paired`)."""
+    rows = []
+    for arm in agents_and_rankers(section)[0]:
+        for other, metrics in sorted((section[arm].get("paired") or {}).items()):
+            for metric, figures in metrics.items():
+                low_high = figures.get("bootstrap95")
+                rows.append([arm, other, metric, str(figures["n"]), f"{figures['mean_difference']:+.4f}",
+                             f"[{low_high[0]:+.3f}, {low_high[1]:+.3f}]" if low_high else "-", str(figures["verdict"]),
+                             f"{figures.get('wins', 0)}/{figures.get('losses', 0)}/{figures.get('ties', 0)}",
+                             _decimals((figures.get("t_test") or {}).get("p_holm"), 3)])
+    return "Paired differences (agent minus the other, per sample with gold both scored)", PAIRED_HEADERS, rows
+
+
 def trajectory_tables(report: dict[str, Any]) -> list[Titled]:
     """The tables (ContextBench's two last, when agents ran on its rows), or none for a report without a trajectory section."""
     section = report.get("trajectory") or {}
@@ -95,6 +113,9 @@ def trajectory_tables(report: dict[str, Any]) -> list[Titled]:
     curve = curve_table(section)
     if curve[2]:
         tables.append(curve)
+    paired = paired_table(section)
+    if paired[2]:
+        tables.append(paired)
     return tables + contextbench_tables(section)
 
 
@@ -130,6 +151,7 @@ def trajectory_markdown(report: dict[str, Any]) -> str:
     lines = ["", "# Trajectory", "", *(f"- {escape(note)}" for note in notes_of(report))]
     for title, headers, rows in tables:
         table = pipe_table((headers, rows))
-        table[1] = "|" + "|".join("---" if header in ("Task", "Run", "Method", "Granularity") else "---:" for header in headers) + "|"
+        table[1] = "|" + "|".join("---" if header in ("Task", "Run", "Method", "Granularity", "Agent", "Against", "Metric",
+                                                      "Bootstrap 95%", "Verdict", "W/L/T") else "---:" for header in headers) + "|"
         lines += ["", f"## {escape(title)}", "", *table]
     return "\n".join(lines) + "\n"
