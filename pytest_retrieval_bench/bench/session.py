@@ -43,6 +43,7 @@ from pytest_retrieval_bench.history.provenance import commit_info, machine_info
 from pytest_retrieval_bench.bench.samples_setup import apply_max_samples, check_corpus_levels, check_filters, load_all
 from pytest_retrieval_bench.bench.run import failed_record, make_request, run_item
 from pytest_retrieval_bench.bench.agent_run import AgentItems
+from pytest_retrieval_bench.arms.agents.grep_cache import GrepIndexCache
 from pytest_retrieval_bench.arms.agents.replay import ReplayArm
 from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
 from pytest_retrieval_bench.bench.snapshot_sources import require_snapshot_source, snapshot_resolver
@@ -82,7 +83,6 @@ class BenchSession:
         self.component_records: dict[tuple[str, str], dict[str, Any]] = {}
         self._components = {name for fusion in self.fusions.values() for name in fusion.component_names}
         self.snapshot_setups: list[dict[str, Any]] = []
-        self.agents = AgentItems(settings.limit, settings.arm_timeout)
         self.snapshot_loads: list[tuple[str, str | None]] = []  # (snapshot, xdist worker or None) per read
         self._snapshot_keys = sorted({sample.snapshot_key for sample in self.samples_by_id.values()})
         self._snapshot_params = {key: SnapshotKey(key) for key in self._snapshot_keys}
@@ -105,6 +105,8 @@ class BenchSession:
         self._cache_writes = CacheWrites(None if settings.no_cache else self.cache_dir())  # shared: a full disk stops every cache write
         self.store = SnapshotStore(snapshot_resolver(settings, self.loaded, self.cache_dir(), self._file_digests, self.base_dir / "releases",
                                                      self._cache_writes), self.copies, self._index_cache())
+        index_cache = self.store.cache
+        self.agents = AgentItems(settings.limit, settings.arm_timeout, GrepIndexCache(index_cache, self.store.events) if index_cache else None)
         bind_embedding_arms(config, self.arms, None if settings.no_cache else self.cache_dir() / "vectors", self._cache_writes,
                             settings.embed.memory_budget, self.store.events)
         self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION,
