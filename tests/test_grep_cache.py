@@ -39,8 +39,9 @@ def comparable(path: Path) -> Any:
 
 
 def _run(directory: Path, name: str) -> str:
+    cache = [] if name == "throwaway" else [f"--bench-cache-dir={directory / 'cache'}"]  # without: a cache of the run's own, removed at its end
     result = subprocess.run([sys.executable, "-m", "pytest", f"--bench-samples={SAMPLES}", f"--bench-corpus={CORPUS}", "--bench-arms=arb-closed-tool",
-                             f"--bench-cache-dir={directory / 'cache'}", f"--bench-report={name}.json", "-q", "-p", "no:cacheprovider",
+                             *cache, f"--bench-report={name}.json", "-q", "-p", "no:cacheprovider",
                              "-p", "no:hypothesispytest", f"--rootdir={directory}"], cwd=directory, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     return result.stdout
@@ -61,14 +62,15 @@ def _unsound(entry: Path) -> None:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A cold run (the cache empty), a warm one, one with an entry's bytes flipped, one with an
-    entry rewritten unsound: each run's output, report, and the entries after it."""
+    entry rewritten unsound, one with a cache no later run reads: each run's output, report, and
+    the entries after it."""
     directory = tmp_path_factory.mktemp("grep-cache")
     shutil.copytree(RELEASE, directory / "release")
     found: dict[str, Any] = {}
     damage: dict[str, Callable[[Path], None]] = {
         "cold": lambda entry: None, "warm": lambda entry: None,
         "flipped": lambda entry: entry.write_bytes((data := bytearray(entry.read_bytes())) and bytes(data[:60] + bytes([data[60] ^ 0xFF]) + data[61:])),
-        "unsound": _unsound,
+        "unsound": _unsound, "throwaway": lambda entry: None,
     }
     for name, damaging in damage.items():
         entries = _entries(directory)
@@ -97,6 +99,11 @@ def test_a_damaged_or_unsound_entry_is_rebuilt_and_changes_nothing(runs: dict[st
     assert ("breaks its index's invariants (files holds" in out) == (damage == "unsound")
     assert runs[damage]["report"] == runs["cold"]["report"]
     assert runs[damage]["entries"] == runs["cold"]["entries"]  # rebuilt and stored again, byte for byte
+
+
+def test_a_run_whose_cache_no_later_run_reads_builds_no_grep_index(runs: dict[str, Any]) -> None:
+    assert "3 snapshots set up: 0 indexes built" in runs["throwaway"]["out"] and "0 loaded from cache" in runs["throwaway"]["out"]
+    assert runs["throwaway"]["report"] == runs["cold"]["report"]
 
 
 def test_tool_files_build_at_the_first_grep_then_load_prepared(tmp_path: Path) -> None:

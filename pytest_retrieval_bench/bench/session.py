@@ -105,8 +105,8 @@ class BenchSession:
         self._cache_writes = CacheWrites(None if settings.no_cache else self.cache_dir())  # shared: a full disk stops every cache write
         self.store = SnapshotStore(snapshot_resolver(settings, self.loaded, self.cache_dir(), self._file_digests, self.base_dir / "releases",
                                                      self._cache_writes), self.copies, self._index_cache())
-        index_cache = self.store.cache
-        self.agents = AgentItems(settings.limit, settings.arm_timeout, GrepIndexCache(index_cache, self.store.events) if index_cache else None)
+        grep_cache = GrepIndexCache(self.store.cache, self.store.events) if self.store.cache is not None and self._cache_outlives_run() else None
+        self.agents = AgentItems(settings.limit, settings.arm_timeout, grep_cache)
         bind_embedding_arms(config, self.arms, None if settings.no_cache else self.cache_dir() / "vectors", self._cache_writes,
                             settings.embed.memory_budget, self.store.events)
         self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION,
@@ -163,6 +163,12 @@ class BenchSession:
         if cache is not None:
             return Path(cache.mkdir("retrieval-bench"))
         return self.base_dir / "cache"
+
+    def _cache_outlives_run(self) -> bool:
+        """Whether a later run reads this run's cache: not the directory of its own a run without
+        pytest's cache provider removes at its end (building an agent's grep index at the first
+        grep only pays when a later run loads it)."""
+        return self.settings.cache_dir is not None or getattr(self.config, "cache", None) is not None
 
     def _index_cache(self) -> IndexCache | None:
         return None if self.settings.no_cache else IndexCache(self.cache_dir() / "index", self._cache_writes)
