@@ -10,13 +10,15 @@ snapshot's text files in the snapshot's order; anything else is rebuilt and stor
 cache never changes a grep's hits.
 
 The key is the snapshot's files digest (its paths and texts: all the index is made of, chunk rows
-aside) and this entry's own format version, so a change to the index's layout misses old entries.
+aside), this entry's own format version (a change to the index's layout misses old entries) and
+the interpreter's Unicode version (the runs are cut from `str.lower`'s text).
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
+import unicodedata
 from typing import Any, Callable
 
 from pytest_retrieval_bench.arms.agents.grep_index import GrepIndex, PathOrder
@@ -29,7 +31,9 @@ FORMAT = "rb-grep-1"
 
 
 def grep_key(files_digest: str) -> str:
-    return hashlib.sha256(f"{FORMAT}\0{KIND}\0{files_digest}".encode()).hexdigest()
+    """The entry's key: its format, and the Unicode version whose `str.lower` made the runs (an
+    interpreter with another could lower a non-ASCII letter otherwise), beside the files digest."""
+    return hashlib.sha256(f"{FORMAT}\0{unicodedata.unidata_version}\0{KIND}\0{files_digest}".encode()).hexdigest()
 
 
 def grep_entry(key: str, index: GrepIndex) -> list[bytes]:
