@@ -47,6 +47,11 @@ corpus directory and an ARB samples file:
    and corpus), the detail row each `arb-closed-tool` record holds, recomputed from the record
    (`report.trajectory_section.detail_row`), against the bench's row; rows the report lacks or
    the bench skipped are counted apart.
+5b. With `--pytest-runs`, three whole pytest runs of `arb-closed-tool` on the samples and corpus,
+   each in a process of its own (`agent_pytest_runs.py`): without a cache, then cold and warm on
+   one fresh cache directory (the warm run loads each snapshot's grep index the cold one built
+   and stored); their CPU and wall time, whether their reports equal the cold one, and the warm
+   report's rows against the bench's as in 5 (unless `--report` names another report).
 
 Printed: rows, identical rows, mismatching fields, the summaries' agreement, and the CPU ratios
 (bench over plugin) for the whole evaluation and for the agent alone, cold and prepared, with
@@ -59,6 +64,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -243,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures and every mismatch here")
     parser.add_argument("--repeat", type=int, default=0, help="rounds of the interleaved agent timing (0: none)")
     parser.add_argument("--report", type=Path, help="also compare the arb-closed-tool records of this plugin report with the bench's rows")
+    parser.add_argument("--pytest-runs", action="store_true", help="also time pytest runs of arb-closed-tool: without a cache, cold and warm")
     parser.add_argument("--command-agent", action="store_true", help="also measure the environment's cost per call for a command agent")
     parser.add_argument("--largest-only", choices=("cold", "prepared"), help="only the largest snapshot's rows, and the peak RSS")
     parser.add_argument("--repo", help="with --largest-only: the largest snapshot of this repository (owner/name)")
@@ -335,6 +342,16 @@ def main(argv: list[str] | None = None) -> int:
             figures.update(command)
             for name, value in command.items():
                 print(f"{name:28} {value:.4f}" if isinstance(value, float) else f"{name:28} {value}")
+    scratch = None
+    if args.pytest_runs:
+        from agent_pytest_runs import pytest_runs
+
+        scratch = Path(tempfile.mkdtemp(prefix="agent-pytest-runs-"))
+        runs = pytest_runs(args.samples, args.corpus, scratch)
+        figures.update(runs)
+        for name, value in runs.items():
+            print(f"{name:28} {value:.4f}" if isinstance(value, float) else f"{name:28} {value}")
+        args.report = args.report or Path(runs["pytest_warm_report"])
     if args.report:
         parity = report_parity(args.report, bench_details)
         figures.update({name: value for name, value in parity.items() if name not in ("report_mismatches", "report_section")})
@@ -347,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
             "metrics": section.get("metrics") == rounded(summary["metrics"]),
             "closed_tool_metrics": section.get("closed_tool_metrics") == rounded(summary["closed_tool_metrics"])}
         print(f"{'report_section_equal':28} {figures['report_section_equal']}")
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
     figures["load_average_at_end"] = os.getloadavg()
     print(f"{'load_average_at_end':28} {' '.join(f'{value:.2f}' for value in figures['load_average_at_end'])}")
     if args.json:

@@ -250,8 +250,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         show_snapshot_failure_once(item, call, report)
     elif call.when == "setup" and report.skipped and item.sample.skip_reason:
         report.retrieval_bench_record = {"sample_id": item.sample.id, "arm": item.arm_name, "skipped": item.sample.skip_reason}
-    if call.when == "setup":
+    if call.when in ("setup", "call"):  # an agent's grep index is loaded or built during its call
         report.retrieval_bench_setup = item.bench.store.drain_events()
+    if call.when == "setup":
         snapshot_checks(item.config).attach(report)
         report.retrieval_bench_loads = item.bench.store.drain_loads()
     return report

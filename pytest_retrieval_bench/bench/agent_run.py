@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from pytest_retrieval_bench.arms.agents.arm import AgentArm
 from pytest_retrieval_bench.arms.agents.environment import ClosedToolEnvironment
+from pytest_retrieval_bench.arms.agents.grep_cache import GrepIndexCache
 from pytest_retrieval_bench.arms.agents.protocol import Episode
 from pytest_retrieval_bench.arms.agents.scripted import closed_tool_fields
 from pytest_retrieval_bench.arms.agents.tool_files import ToolFiles
@@ -34,17 +35,20 @@ _ENTRY_FIELDS = ("sample_id", "task_type", "repo", "base_commit", "steps")
 
 class AgentItems:
     """A process's agent items: the current snapshot's `ToolFiles` (made once per snapshot, shared
-    by its items; dropped with the snapshot), an environment per item, and each item's run."""
+    by its items; dropped with the snapshot), an environment per item, and each item's run.
+    With `grep_cache` (the run's index cache), each snapshot's grep index comes from it, or is
+    built at the snapshot's first grep and kept there."""
 
-    def __init__(self, limit: int, arm_timeout: float | None):
+    def __init__(self, limit: int, arm_timeout: float | None, grep_cache: GrepIndexCache | None = None):
         self.limit = limit
         self.arm_timeout = arm_timeout
+        self.grep_cache = grep_cache
         self._snapshot: Snapshot | None = None
         self._files: ToolFiles | None = None
 
     def files(self, snapshot: Snapshot) -> ToolFiles:
         if self._snapshot is not snapshot or self._files is None:
-            self._snapshot, self._files = snapshot, ToolFiles.of_snapshot(snapshot)
+            self._snapshot, self._files = snapshot, ToolFiles.of_snapshot(snapshot, self.grep_cache)
         return self._files
 
     def release(self) -> None:

@@ -43,6 +43,7 @@ from pytest_retrieval_bench.history.provenance import commit_info, machine_info
 from pytest_retrieval_bench.bench.samples_setup import apply_max_samples, check_corpus_levels, check_filters, load_all
 from pytest_retrieval_bench.bench.run import failed_record, make_request, run_item
 from pytest_retrieval_bench.bench.agent_run import AgentItems
+from pytest_retrieval_bench.arms.agents.grep_cache import GrepIndexCache
 from pytest_retrieval_bench.arms.agents.replay import ReplayArm
 from pytest_retrieval_bench.bench.snapshot_checks import snapshot_checks
 from pytest_retrieval_bench.bench.snapshot_sources import require_snapshot_source, snapshot_resolver
@@ -82,7 +83,6 @@ class BenchSession:
         self.component_records: dict[tuple[str, str], dict[str, Any]] = {}
         self._components = {name for fusion in self.fusions.values() for name in fusion.component_names}
         self.snapshot_setups: list[dict[str, Any]] = []
-        self.agents = AgentItems(settings.limit, settings.arm_timeout)
         self.snapshot_loads: list[tuple[str, str | None]] = []  # (snapshot, xdist worker or None) per read
         self._snapshot_keys = sorted({sample.snapshot_key for sample in self.samples_by_id.values()})
         self._snapshot_params = {key: SnapshotKey(key) for key in self._snapshot_keys}
@@ -105,6 +105,8 @@ class BenchSession:
         self._cache_writes = CacheWrites(None if settings.no_cache else self.cache_dir())  # shared: a full disk stops every cache write
         self.store = SnapshotStore(snapshot_resolver(settings, self.loaded, self.cache_dir(), self._file_digests, self.base_dir / "releases",
                                                      self._cache_writes), self.copies, self._index_cache())
+        grep_cache = GrepIndexCache(self.store.cache, self.store.events) if self.store.cache is not None and self._cache_outlives_run() else None
+        self.agents = AgentItems(settings.limit, settings.arm_timeout, grep_cache)
         bind_embedding_arms(config, self.arms, None if settings.no_cache else self.cache_dir() / "vectors", self._cache_writes,
                             settings.embed.memory_budget, self.store.events)
         self.registration = build_registration(settings, self.loaded, self.arm_names, self.arms, __version__, TOKENIZER_VERSION,
@@ -161,6 +163,12 @@ class BenchSession:
         if cache is not None:
             return Path(cache.mkdir("retrieval-bench"))
         return self.base_dir / "cache"
+
+    def _cache_outlives_run(self) -> bool:
+        """Whether a later run reads this run's cache: not the directory of its own a run without
+        pytest's cache provider removes at its end (building an agent's grep index at the first
+        grep only pays when a later run loads it)."""
+        return self.settings.cache_dir is not None or getattr(self.config, "cache", None) is not None
 
     def _index_cache(self) -> IndexCache | None:
         return None if self.settings.no_cache else IndexCache(self.cache_dir() / "index", self._cache_writes)

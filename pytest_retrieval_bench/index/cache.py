@@ -107,11 +107,16 @@ def encode(key: str, index: Index) -> bytes:
 
 
 def entry_parts(key: str, index: Index) -> list[bytes]:
-    """The entry's bytes in pieces, to be written one after another: the body (header, arrays,
-    lists, chunk ids) is fed to the compressor a part at a time, the arrays through views, so the
+    """The entry's bytes in pieces (`pack_entry` of the index's arrays, lists and chunk ids)."""
+    arrays, lists, chunk_ids = _parts(index)
+    return pack_entry(key, arrays, lists, orjson.dumps(chunk_ids) if chunk_ids is not None else b"")
+
+
+def pack_entry(key: str, arrays: dict[str, np.ndarray], lists: dict[str, Any], tail: bytes = b"") -> list[bytes]:
+    """An entry's bytes in pieces, to be written one after another: the body (header, arrays,
+    lists, `tail`) is fed to the compressor a part at a time, the arrays through views, so the
     only copy made is the compressed one, and it is never joined (a large chunk index's arrays are
     tens of MB; joining them first held four copies at once)."""
-    arrays, lists, chunk_ids = _parts(index)
     views: list[memoryview] = []
     layout: dict[str, Any] = {}
     offset = 0
@@ -121,20 +126,25 @@ def entry_parts(key: str, index: Index) -> list[bytes]:
         views.append(memoryview(array).cast("B"))
         offset += array.nbytes
     listed = orjson.dumps(lists)
-    ids = orjson.dumps(chunk_ids) if chunk_ids is not None else b""
     header = orjson.dumps({"key": key, "layout": layout, "arrays_bytes": offset, "lists_bytes": len(listed),
-                           "payload_bytes": offset + len(listed) + len(ids)})
-    parts = [len(header).to_bytes(8, "big"), header, *views, listed, ids]
+                           "payload_bytes": offset + len(listed) + len(tail)})
+    parts = [len(header).to_bytes(8, "big"), header, *views, listed, tail]
     compressor = zstandard.ZstdCompressor(level=3, write_checksum=True, write_content_size=True).compressobj(size=sum(map(len, parts)))
     return [MAGIC, *(compressor.compress(part) for part in parts), compressor.flush()]
 
 
 def decode(key: str, kind: str, data: bytes) -> Index:
-    """Raises ValueError on any inconsistency, so a damaged entry is never used.
+    """Raises ValueError on any inconsistency, so a damaged entry is never used (`unpack_entry`);
+    a chunk index's chunk ids stay JSON until something reads them."""
+    arrays, lists, tail = unpack_entry(key, data)
+    return _index(kind, arrays, lists, tail)
+
+
+def unpack_entry(key: str, data: bytes) -> tuple[dict[str, np.ndarray], Any, memoryview]:
+    """An entry's arrays, lists and tail; ValueError on any inconsistency.
 
     Damage is found by the zstd frame's content checksum: an entry written without one, or with
-    bytes after its frame, is refused. The body is sliced through a memoryview, not copied; a
-    chunk index's chunk ids stay JSON until something reads them."""
+    bytes after its frame, is refused. The body is sliced through a memoryview, not copied."""
     if not data.startswith(MAGIC):
         raise ValueError("bad magic")
     frame = memoryview(data)[len(MAGIC) :]
@@ -158,7 +168,11 @@ def decode(key: str, kind: str, data: bytes) -> Index:
         if arrays[name].nbytes != size:
             raise ValueError(f"array {name} has the wrong size")
     lists_end = header["arrays_bytes"] + header["lists_bytes"]
-    return _index(kind, arrays, orjson.loads(payload[header["arrays_bytes"] : lists_end]), payload[lists_end:])
+    return arrays, orjson.loads(payload[header["arrays_bytes"] : lists_end]), payload[lists_end:]
+
+
+#: what reading an entry may raise when it is damaged: the entry is then rebuilt
+DAMAGED = (OSError, ValueError, KeyError, TypeError, orjson.JSONDecodeError)
 
 
 class IndexCache:
@@ -172,6 +186,21 @@ class IndexCache:
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.idx.zst"
 
+    def read_entry(self, key: str) -> bytes | None:
+        """An entry's bytes as stored (unchecked: `unpack_entry` checks them), None when absent or unreadable."""
+        try:
+            return self._path(key).read_bytes()
+        except OSError:
+            return None
+
+    def write_entry(self, key: str, parts: list[bytes]) -> None:
+        self.writes.write(self._path(key), parts)
+
+    def warn_rebuilt(self, key: str, problem: str) -> None:
+        """An entry that decoded but breaks its index's invariants: said once, then rebuilt."""
+        path = self._path(key)
+        self.writes.warn_once(str(path), f"index cache entry {path} breaks its index's invariants ({problem}): rebuilt")
+
     def load(self, content_digest: str, kind: str) -> Index | None:
         key = cache_key(content_digest, kind)
         path = self._path(key)
@@ -179,12 +208,12 @@ class IndexCache:
             index = decode(key, kind, path.read_bytes())
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+        except DAMAGED:
             return None
         try:
             check_index(index)
         except ValueError as error:
-            self.writes.warn_once(str(path), f"index cache entry {path} breaks its index's invariants ({error}): rebuilt")
+            self.warn_rebuilt(key, str(error))
             return None
         return index
 

@@ -144,3 +144,51 @@ def check_index(index: LexicalIndex | ChunkIndex | RepoMapIndex) -> None:
         if not isinstance(index.postings, Postings):
             raise ValueError("chunk postings are not a postings table")
         check_postings("postings", index.postings, size)
+
+
+def _ascending_within(name: str, values: np.ndarray, offsets: np.ndarray) -> None:
+    """Strictly ascending inside each row of CSR `offsets` (a row may start lower than the last ended)."""
+    if len(values) > 1:
+        inside = np.ones(len(values) + 1, dtype=bool)
+        inside[offsets] = False
+        if bool((inside[1:-1] & (values[1:] <= values[:-1])).any()):
+            raise ValueError(f"{name} are not strictly ascending within a row")
+
+
+def check_grep_arrays(arrays: dict[str, np.ndarray], size: int) -> None:
+    """A grep index's arrays over `size` files (see `arms/agents/grep_index.py`): each run's
+    (file, occurrences) rows, the runs joined longest first with single spaces between them and
+    nothing but run characters inside them, and the runs holding each trigram, ascending."""
+    rows, files, counts = (_integers(name, arrays[name]) for name in ("rows", "files", "counts"))
+    _offsets("rows", rows, len(files))
+    _length("counts", counts, len(files))
+    _within("files", files, size)
+    if len(counts) and int(counts.min()) < 1:
+        raise ValueError("counts holds a count below 1")
+    runs = len(rows) - 1
+    by_length, longest_first = _integers("by_length", arrays["by_length"]), _integers("longest_first", arrays["longest_first"])
+    _length("by_length", by_length, runs)
+    _within("by_length", by_length, runs)
+    if runs and int(np.bincount(by_length.astype(np.int64, copy=False), minlength=runs).max()) != 1:
+        raise ValueError("by_length is not a permutation of the runs")
+    _length("longest_first", longest_first, runs)
+    if runs and (int(longest_first.min()) < 1 or bool((longest_first[1:] > longest_first[:-1]).any())):
+        raise ValueError("longest_first holds an empty run or is not longest first")
+    joined = arrays["joined"]
+    if not isinstance(joined, np.ndarray) or joined.dtype != np.uint8 or joined.ndim != 1:
+        raise ValueError("joined is not a byte array")
+    _length("joined", joined, int(longest_first.sum()) + max(runs - 1, 0))
+    separator = np.zeros(len(joined), dtype=bool)
+    if runs > 1:
+        separator[np.cumsum(longest_first[:-1] + 1) - 1] = True
+    run_byte = ((joined >= 97) & (joined <= 122)) | ((joined >= 48) & (joined <= 57)) | (joined == 95)
+    if bool((separator & (joined != 32)).any()) or bool((~separator & ~run_byte).any()):
+        raise ValueError("joined is not the runs, each of run characters, one space apart")
+    codes, trigram_rows, places = (_integers(name, arrays[name]) for name in ("trigram_codes", "trigram_rows", "trigram_places"))
+    _within("trigram_codes", codes, 1 << 24)
+    if len(codes) > 1 and bool((codes[1:] <= codes[:-1]).any()):
+        raise ValueError("trigram_codes are not strictly ascending")
+    _length("trigram_rows", trigram_rows, len(codes) + 1)
+    _offsets("trigram_rows", trigram_rows, len(places))
+    _within("trigram_places", places, runs)
+    _ascending_within("trigram_places", places, trigram_rows)

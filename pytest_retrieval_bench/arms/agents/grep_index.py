@@ -91,6 +91,16 @@ class RunTrigrams:
     def nbytes(self) -> int:
         return self._codes.nbytes + self._rows.nbytes + self._places.nbytes
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"trigram_codes": self._codes, "trigram_rows": self._rows, "trigram_places": self._places}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "RunTrigrams":
+        """The trigrams `arrays()` gave (a cache entry's, its invariants checked)."""
+        trigrams = cls.__new__(cls)
+        trigrams._codes, trigrams._rows, trigrams._places = arrays["trigram_codes"], arrays["trigram_rows"], arrays["trigram_places"]
+        return trigrams
+
     def runs_with_all(self, needle: bytes) -> np.ndarray:
         """The runs (by place) holding every trigram of `needle` (three or more bytes), ascending."""
         codes = sorted({(needle[at] << 16) | (needle[at + 1] << 8) | needle[at + 2] for at in range(len(needle) - 2)})
@@ -154,6 +164,26 @@ class GrepIndex:
             np.cumsum(lengths[self._by_length][:-1] + 1, out=self._starts[1:])
         self._longest_first = lengths[self._by_length]
         self._trigrams = RunTrigrams(self._joined, self._longest_first)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """What the index is made of besides its paths (`from_arrays` makes it again): kept in the index cache."""
+        return {"files": self._files, "counts": self._counts, "rows": self._rows, "by_length": self._by_length,
+                "longest_first": self._longest_first, "joined": np.frombuffer(self._joined, dtype=np.uint8), **self._trigrams.arrays()}
+
+    @classmethod
+    def from_arrays(cls, order: PathOrder, arrays: dict[str, np.ndarray]) -> "GrepIndex":
+        """The index `arrays()` gave, over the same paths in the same order (a cache entry's, its
+        invariants checked: `index.invariants.check_grep_arrays`); where each run starts is derived."""
+        index = cls.__new__(cls)
+        index.paths, index.size = order, len(order.paths)
+        index._files, index._counts, index._rows = arrays["files"], arrays["counts"], arrays["rows"]
+        index._by_length, index._longest_first = arrays["by_length"].astype(np.int64), arrays["longest_first"].astype(np.int64)
+        index._joined = arrays["joined"].tobytes()
+        index._starts = np.zeros(len(index._longest_first), dtype=np.int64)
+        if len(index._starts):
+            np.cumsum(index._longest_first[:-1] + 1, out=index._starts[1:])
+        index._trigrams = RunTrigrams.from_arrays(arrays)
+        return index
 
     @property
     def nbytes(self) -> int:

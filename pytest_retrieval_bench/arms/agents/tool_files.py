@@ -2,7 +2,8 @@
 
 The bench's `grep` lowercases each file's path and text for every pattern of every sample; here
 each file is lowercased once per snapshot, on the first grep that needs it, and a snapshot grepped
-often gets a `GrepIndex` instead (see `grep`). Every pattern's hits, every listing, each
+often gets a `GrepIndex` instead (see `grep`); with the run's index cache, a snapshot's index is
+loaded before its first grep, or built at it and stored (`grep_cache.py`). Every pattern's hits, every listing, each
 lowercased path are kept while the snapshot is. Results are the bench's (`grep_files`,
 `list_dir`, `first_snippet`) to the character.
 """
@@ -12,8 +13,11 @@ from __future__ import annotations
 from operator import methodcaller
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
+import time
+
 import numpy as np
 
+from pytest_retrieval_bench.arms.agents.grep_cache import GrepIndexCache
 from pytest_retrieval_bench.arms.agents.grep_index import GrepIndex, PathOrder, is_piece
 from pytest_retrieval_bench.scoring.budgets import count_tokens
 
@@ -32,10 +36,14 @@ class ToolFiles:
     `token_count(path)` gives a file's tokens by the bench's tokenizer (a snapshot's shared
     `TokenCounts.content`, so each file is counted once for all arms); `memo` holds per-snapshot
     values an agent derives from the files (computed once, reused by every item). `grep_index`
-    is a `GrepIndex` already built over these very texts (`prepare_grep` of another `ToolFiles`).
+    is a `GrepIndex` already built over these very texts (`prepare_grep` of another `ToolFiles`,
+    or the index cache's). `when_built` is told of an index built here (and how many seconds that
+    took); with it, the index is built at the first grep rather than after `INDEX_AFTER_SCANS`
+    scans (someone keeps it for later runs).
     """
 
-    def __init__(self, texts: Mapping[str, str], token_count: Callable[[str], int | None] | None = None, grep_index: GrepIndex | None = None):
+    def __init__(self, texts: Mapping[str, str], token_count: Callable[[str], int | None] | None = None, grep_index: GrepIndex | None = None,
+                 when_built: Callable[[GrepIndex, float], None] | None = None):
         self.texts = texts
         self._token_count = token_count
         self._lowered_texts: dict[str, str] = {}
@@ -44,14 +52,21 @@ class ToolFiles:
         self._some_haystacks: dict[int, str] = {}
         self._index = grep_index
         self._scans = 0
+        self._when_built = when_built
         self._found: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._listings: dict[str, list[str]] = {}
         self.memo: dict[str, Any] = {}
 
     @classmethod
-    def of_snapshot(cls, snapshot: "Snapshot") -> "ToolFiles":
-        """The text files of a `Snapshot` (the file rows of a release, the text files of a tree)."""
-        return cls(snapshot.texts, snapshot.token_counts().content)
+    def of_snapshot(cls, snapshot: "Snapshot", grep_cache: GrepIndexCache | None = None) -> "ToolFiles":
+        """The text files of a `Snapshot` (the file rows of a release, the text files of a tree);
+        with `grep_cache`, its `GrepIndex` from the cache, or built at the first grep and stored."""
+        if grep_cache is None:
+            return cls(snapshot.texts, snapshot.token_counts().content)
+        digest = snapshot.files_digest()
+        index = grep_cache.load(digest, list(snapshot.texts), snapshot.key)
+        return cls(snapshot.texts, snapshot.token_counts().content, grep_index=index,
+                   when_built=None if index is not None else grep_cache.built_hook(digest, snapshot.key))
 
     def __contains__(self, path: object) -> bool:
         return path in self.texts
@@ -129,8 +144,11 @@ class ToolFiles:
         file that plain scans kept are dropped (the index answers from far less)."""
         if self._index is None:
             self._all_haystacks = None  # before the build: its peak and the copies never add up
+            started = time.perf_counter()
             order = self._order()
             self._index = GrepIndex(order, [self.texts[path] for path in order.paths])
+            if self._when_built is not None:
+                self._when_built(self._index, time.perf_counter() - started)
         return self._index
 
     def _counts(self, needle: str) -> tuple[np.ndarray, np.ndarray]:
@@ -138,7 +156,7 @@ class ToolFiles:
         index = self._index
         if index is None:
             self._scans += 1
-            if self._scans > INDEX_AFTER_SCANS:
+            if self._scans > INDEX_AFTER_SCANS or self._when_built is not None:
                 index = self.prepare_grep()
         if index is None:
             counts = np.fromiter(map(methodcaller("count", needle), self._haystacks()), dtype=np.int64, count=len(self.texts))
@@ -162,7 +180,8 @@ class ToolFiles:
         Each pattern's order is kept for the snapshot (items often grep the same words); every
         call gets hits of its own. Files are counted by plain scans of their lowercased text
         until the snapshot has been scanned `INDEX_AFTER_SCANS` times, about what building its
-        `GrepIndex` costs; from then on the index answers (`prepare_grep` builds it at once)."""
+        `GrepIndex` costs; from then on the index answers (`prepare_grep` builds it at once; with
+        `when_built`, the first grep does: the index is kept for later runs)."""
         if not pattern:
             return []
         needle = pattern.lower()
