@@ -10,6 +10,7 @@ score of the case equals the official score of the equivalent, and the official 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -17,35 +18,17 @@ from typing import Any
 import pytest
 
 from pytest_retrieval_bench.arms.agents.contextbench_records import parse_record
-from pytest_retrieval_bench.samples.contextbench import normalize_path
 from pytest_retrieval_bench.scoring import contextbench_symbols
 from pytest_retrieval_bench.scoring.contextbench_aggregate import evaluator_micro, leaderboard_macro
-from pytest_retrieval_bench.scoring.contextbench_context import Gold, GoldSpan
 from pytest_retrieval_bench.scoring.contextbench_trajectory import score_task
 
 FIXTURES = Path(__file__).parent / "fixtures" / "contextbench_traj"
+_spec = importlib.util.spec_from_file_location("contextbench_parity", Path(__file__).resolve().parent.parent / "benchmarks" / "contextbench_parity.py")
+assert _spec is not None and _spec.loader is not None
+parity = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(parity)  # the directory checkout, gold and flattening the benchmark script compares with too
+DirectoryCheckout, gold_of, flatten = parity.DirectoryCheckout, parity.gold_of, parity.flatten
 SYMBOLS = contextbench_symbols.unavailable_reason() is None
-
-
-class DirectoryCheckout:
-    def __init__(self, root: Path):
-        self.root = root.resolve()
-
-    def is_file(self, path: str) -> bool:
-        target = (self.root / path).resolve()
-        return target.is_relative_to(self.root) and target.is_file()
-
-    def read_bytes(self, path: str) -> bytes | None:
-        try:
-            return (self.root / path).read_bytes()
-        except OSError:
-            return None
-
-
-def gold_of(case: dict[str, Any]) -> Gold:
-    def spans(items: list[dict[str, Any]]) -> list[GoldSpan]:
-        return [GoldSpan(normalize_path(item["file"]), item["start_line"], item["end_line"]) for item in items]
-    return Gold(spans(case["gold"]["init_ctx"]), spans(case["gold"]["add_ctx"]))
 
 
 @pytest.fixture(scope="module")
@@ -57,14 +40,6 @@ def scored() -> dict[str, Any]:
         instance_id, prediction = parse_record(case["prediction"], "cases.json", index)
         ours[case["instance_id"]] = score_task(gold_of(case), prediction, DirectoryCheckout(FIXTURES / case["repo"]))
     return {"cases": {case["instance_id"]: case for case in cases}, "oracle": oracle["results"], "ours": ours, "aggregate": oracle["aggregate"]}
-
-
-def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, dict):
-        return {key: leaf for name, item in value.items() for key, leaf in flatten(item, f"{prefix}.{name}" if prefix else name).items()}
-    if isinstance(value, list):
-        return {key: leaf for index, item in enumerate(value) for key, leaf in flatten(item, f"{prefix}[{index}]").items()}
-    return {prefix: value}
 
 
 def comparable(result: dict[str, Any]) -> dict[str, Any]:
