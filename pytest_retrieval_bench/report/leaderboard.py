@@ -35,20 +35,21 @@ def _limit(report: dict[str, Any]) -> int:
     return int(report.get("registration", {}).get("limit") or 20)
 
 
+def summarizes(report: dict[str, Any], metric: str) -> bool:
+    """Whether any summary row has `metric` (a report of an earlier version may lack `mrr` or `mrr_given_kept`)."""
+    return any(metric in (entry.get("metrics") or {}) for arms in (report.get("summary") or {}).values() for entry in arms.values())
+
+
 def has_whole_mrr(report: dict[str, Any]) -> bool:
     """Whether the report records the bench's MRR (a report of an earlier version has mrr@k only)."""
-    return any("mrr" in (entry.get("metrics") or {}) for arms in (report.get("summary") or {}).values() for entry in arms.values())
-
-
-def has_given_kept_mrr(report: dict[str, Any]) -> bool:
-    return any(MRR_GIVEN_KEPT[1] in (entry.get("metrics") or {}) for arms in (report.get("summary") or {}).values() for entry in arms.values())
+    return summarizes(report, MRR[1])
 
 
 def _columns(report: dict[str, Any], mrr_at_k: bool) -> list[tuple[str, str]]:
     """The bench's columns; MRR+given after MRR where recorded; MRR@k after them when asked for, and
     in MRR's place in an earlier version's report."""
     whole = has_whole_mrr(report)
-    kept = [MRR_GIVEN_KEPT] if has_given_kept_mrr(report) else []
+    kept = [MRR_GIVEN_KEPT] if summarizes(report, MRR_GIVEN_KEPT[1]) else []
     columns: list[tuple[str, str]] = []
     for column in METRICS:
         if column != MRR:
@@ -118,7 +119,7 @@ def notes(report: dict[str, Any], mrr_at_k: bool = False) -> list[str]:
         mrr = ["MRR is the bench's: 1 / rank of the first gold file in the arm's whole ranking (given files removed), 0 when it has none",
                *(["MRR+given is the MRR the bench publishes: the same rank with given files kept where the arm ranked them, as the "
                   "bench's rankings keep them; it differs from MRR only on samples with given files (every comment2context row)"]
-                 if has_given_kept_mrr(report) else []),
+                 if summarizes(report, MRR_GIVEN_KEPT[1]) else []),
                *([cut] if mrr_at_k else [])]
     return [*mrr,
             "P@20 = gold files in the top 20 / min(20, ranked files); F1@20 of P@20 and R@20; Gold@8k = the bench's gold_coverage@8k "
