@@ -78,9 +78,10 @@ def exact_metrics(record: Mapping[str, Any], labels: Mapping[str, Any], limit: i
     rank = record.get("rank_of_first_gold_uncut")
     if WHOLE_MRR in metrics and isinstance(rank, int) and rank >= 1:
         metrics[WHOLE_MRR] = 1 / rank
-    kept = given_kept_rank(rank if isinstance(rank, int) and rank >= 1 else None, record.get("given_ranks") or {}, labels.get("gold") or [])
-    if GIVEN_KEPT_MRR in metrics and "rank_of_first_gold_uncut" in record and kept:
-        metrics[GIVEN_KEPT_MRR] = 1 / kept
+    if GIVEN_KEPT_MRR in metrics and "rank_of_first_gold_uncut" in record:
+        kept = given_kept_rank(rank if isinstance(rank, int) and rank >= 1 else None, record.get("given_ranks") or {}, labels.get("gold") or [])
+        if kept:
+            metrics[GIVEN_KEPT_MRR] = 1 / kept
     gold_count = len({path for path in labels.get("gold") or [] if path})  # as BCY counts them
     for name in GOLD_FRACTIONS:
         if name in metrics and gold_count:
