@@ -146,11 +146,11 @@ BREAKS: dict[str, Callable[[dict[str, np.ndarray]], None]] = {
 
 @pytest.mark.parametrize("name", sorted(BREAKS))
 def test_an_entry_breaking_an_invariant_is_refused_naming_it(tmp_path: Path, name: str) -> None:
-    arrays, lists = _arrays(tmp_path)
-    sound_grep_index(arrays, lists, list(TEXTS))  # as written: sound
+    arrays, _ = _arrays(tmp_path)
+    sound_grep_index(arrays, list(TEXTS))  # as written: sound
     BREAKS[name](arrays)
     with pytest.raises(ValueError, match=name):
-        sound_grep_index(arrays, lists, list(TEXTS))
+        sound_grep_index(arrays, list(TEXTS))
 
 
 def test_the_grep_kind_has_its_own_key() -> None:

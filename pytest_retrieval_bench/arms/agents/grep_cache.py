@@ -41,11 +41,9 @@ def grep_entry(key: str, index: GrepIndex) -> list[bytes]:
     return pack_entry(key, index.arrays(), {"paths": index.paths.paths})
 
 
-def sound_grep_index(arrays: dict[str, Any], lists: Any, paths: list[str]) -> GrepIndex:
-    """The index an entry's arrays make over `paths` (the snapshot's, in its order); ValueError
-    when the entry names other paths or breaks an invariant (`check_grep_arrays`)."""
-    if not isinstance(lists, dict) or lists.get("paths") != paths:
-        raise ValueError("its paths are not the snapshot's text files in the snapshot's order")
+def sound_grep_index(arrays: dict[str, Any], paths: list[str]) -> GrepIndex:
+    """The index an entry's arrays make over `paths` (the snapshot's, in its order, as the entry
+    lists them); ValueError naming the array when one breaks an invariant (`check_grep_arrays`)."""
     check_grep_arrays(arrays, len(paths))
     return GrepIndex.from_arrays(PathOrder(paths), arrays)
 
@@ -74,12 +72,12 @@ class GrepIndexCache:
         if not isinstance(lists, dict) or lists.get("paths") != paths:  # the same files listed in another order: rebuilt quietly
             return None
         try:
-            index = sound_grep_index(arrays, lists, paths)
+            index = sound_grep_index(arrays, paths)
         except (ValueError, KeyError, TypeError) as error:  # a writer's fault, not damage: said once
             self.cache.warn_rebuilt(key, str(error))
             return None
         self.loaded += 1
-        self._event(snapshot, "cache", len(paths), started)
+        self._event(snapshot, "cache", len(paths), time.perf_counter() - started)
         return index
 
     def store(self, files_digest: str, index: GrepIndex, seconds: float, snapshot: str = "") -> None:
@@ -92,13 +90,11 @@ class GrepIndexCache:
             parts = None  # the cache only saves time: an entry that cannot be made is built again next run
         if parts is not None:
             self.cache.write_entry(key, parts)
-        if self.events is not None:
-            self.events.append({"snapshot": snapshot, "kind": KIND, "source": "built", "files": index.size, "seconds": round(seconds, 3)})
+        self._event(snapshot, "built", index.size, seconds)
 
-    def _event(self, snapshot: str, source: str, files: int, started: float) -> None:
+    def _event(self, snapshot: str, source: str, files: int, seconds: float) -> None:
         if self.events is not None:
-            self.events.append({"snapshot": snapshot, "kind": KIND, "source": source, "files": files,
-                                "seconds": round(time.perf_counter() - started, 3)})
+            self.events.append({"snapshot": snapshot, "kind": KIND, "source": source, "files": files, "seconds": round(seconds, 3)})
 
     def built_hook(self, files_digest: str, snapshot: str) -> Callable[[GrepIndex, float], None]:
         """What a `ToolFiles` calls once it has built the index: store it under this snapshot's key."""
