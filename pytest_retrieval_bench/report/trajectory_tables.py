@@ -17,7 +17,7 @@ from typing import Any
 from pytest_retrieval_bench.report.contextbench_tables import contextbench_notes, contextbench_tables
 from pytest_retrieval_bench.report.leaderboard import task_sort_key
 from pytest_retrieval_bench.report.markdown import escape, pipe_table
-from pytest_retrieval_bench.report.tables import fixed_width, printable
+from pytest_retrieval_bench.report.tables import fixed_width, interval, p_value, printable
 
 Titled = tuple[str, list[str], list[list[str]]]
 TRACK_HEADERS = ["Task", "Run", "Samples", "File R", "File P", "File F1", "Line F1", "Redundancy", "Avg reads", "Avg final"]
@@ -94,11 +94,10 @@ def paired_table(section: dict[str, Any]) -> Titled:
     for arm in agents_and_rankers(section)[0]:
         for other, metrics in sorted((section[arm].get("paired") or {}).items()):
             for metric, figures in metrics.items():
-                low_high = figures.get("bootstrap95")
                 rows.append([arm, other, metric, str(figures["n"]), f"{figures['mean_difference']:+.4f}",
-                             f"[{low_high[0]:+.3f}, {low_high[1]:+.3f}]" if low_high else "-", str(figures["verdict"]),
+                             interval(figures.get("bootstrap95"), sign=True), str(figures["verdict"]),
                              f"{figures.get('wins', 0)}/{figures.get('losses', 0)}/{figures.get('ties', 0)}",
-                             _decimals((figures.get("t_test") or {}).get("p_holm"), 3)])
+                             p_value((figures.get("t_test") or {}).get("p_holm"))])
     return "Paired differences (agent minus the other, per sample with gold both scored)", PAIRED_HEADERS, rows
 
 
