@@ -201,6 +201,7 @@ def test_lost_worker_without_replacement(pytester: pytest.Pytester, dist: str) -
 
 SPREAD_CONFTEST = """
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -210,6 +211,7 @@ import pytest_retrieval_bench
 def waiter(bench_request, bench_tools):
     seen = Path(os.environ["WORKER_LOG"]) / bench_request.sample_id
     seen.write_text(os.environ.get("PYTEST_XDIST_WORKER", "main"), encoding="utf-8")
+    time.sleep(0.05)  # the model's answer: what makes an agent item I/O bound
     hits = bench_tools.grep("test").hits
     for hit in hits[:2]:
         bench_tools.read_file(hit["path"])
@@ -247,7 +249,9 @@ def test_agent_items_of_one_snapshot_spread_over_workers(pytester: pytest.Pytest
     for sample_id, worker in ran.items():
         by_snapshot.setdefault((ROWS[sample_id]["repo"], ROWS[sample_id]["base_commit"]), set()).add(worker)
     assert len(by_snapshot) == 3 and all(len(workers) >= 2 for workers in by_snapshot.values()), by_snapshot
-    assert set().union(*by_snapshot.values()) == {"gw0", "gw1", "gw2", "gw3"}, by_snapshot
+    # xdist hands each worker a unit, then a second to each worker with two items or fewer pending: the
+    # worker holding the first snapshot's ranking unit may see no agent item, the other three always do
+    assert len(set().union(*by_snapshot.values())) >= 3, by_snapshot
     grep_workers: dict[str, set[str]] = {}
     for line in result.outlines:  # the ranking arm's items: still one worker per snapshot
         match = re.match(r"^\[(gw\d+)\] .*samples\.jsonl::(\w+)\[grep\]", line)
