@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from pytest_retrieval_bench.scoring.metrics import (given_kept_rank, given_kept_top, given_ranks, positive_metrics, rank_of_first_gold,
-                                                    scored_ranking, selective_success, whole_ranking, zero_metrics)
+from pytest_retrieval_bench.scoring.metrics import (given_kept_rank, given_kept_top, positive_metrics, rank_of_first_gold,
+                                                    scored_ranking, selective_success, split_given, zero_metrics)
 from pytest_retrieval_bench.report.build import build_report, canonical_json
 from pytest_retrieval_bench.samples.arb import parse_arb_row
 
@@ -105,8 +105,7 @@ def test_given_kept_figures_rebuild_the_raw_ranking_from_R_and_given_ranks() -> 
         gold = rng.sample(files, rng.randint(1, 3))
         limit = rng.randint(3, 8)
         distinct = list(dict.fromkeys(raw))
-        whole = whole_ranking(raw, given)
-        ranks = given_ranks(raw, given)
+        whole, ranks = split_given(raw, given)
         assert ranks == {path: distinct.index(path) + 1 for path in given if path in distinct}
         expected = next((position for position, path in enumerate(distinct, start=1) if path in gold), None)
         assert given_kept_rank(rank_of_first_gold(whole, gold), ranks, gold) == expected, (raw, given, gold)

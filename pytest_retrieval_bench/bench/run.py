@@ -18,8 +18,8 @@ from pytest_retrieval_bench.corpus.snapshot import Snapshot
 from pytest_retrieval_bench.corpus.store import SnapshotStore
 from pytest_retrieval_bench.errors import ArmError, SnapshotError
 from pytest_retrieval_bench.scoring.budgets import BCY_NAMES, TokenCounts, bcy_metrics
-from pytest_retrieval_bench.scoring.metrics import (GIVEN_KEPT_MRR, GOLD_COVERAGE, WHOLE_MRR, given_kept_rank, given_ranks, gold_coverage,
-                                                    positive_metrics, rank_of_first_gold, selective_success, whole_ranking, zero_metrics)
+from pytest_retrieval_bench.scoring.metrics import (GIVEN_KEPT_MRR, GOLD_COVERAGE, WHOLE_MRR, given_kept_rank, gold_coverage,
+                                                    positive_metrics, rank_of_first_gold, selective_success, split_given, zero_metrics)
 from pytest_retrieval_bench.samples.model import Sample
 
 
@@ -150,7 +150,7 @@ def score(sample: Sample, answer: Answer | None, error: str | None, limit: int,
     """
     if answer is not None and not error and read_text is not None:
         error = format_metrics.verify_sample(sample, read_text)  # an edited known-target case
-    whole = whole_ranking(answer.ranking, sample.given_files) if answer and not error else []
+    whole, ranks = split_given(answer.ranking, sample.given_files) if answer and not error else ([], {})
     ranking = whole[:limit]  # R
     abstained = bool(answer.is_abstention) if answer and not error else False
     whole_rank = None if sample.no_gold else rank_of_first_gold(whole, sample.gold_files)
@@ -160,7 +160,6 @@ def score(sample: Sample, answer: Answer | None, error: str | None, limit: int,
         metrics = zero_metrics(limit)
     else:
         metrics = positive_metrics(ranking, sample.gold_files, sample.hard_negatives, limit)
-    ranks = given_ranks(answer.ranking, sample.given_files) if answer and not error and sample.given_files else {}
     if not sample.no_gold:  # the bench's MRR, over the whole ranking: a record keeps its rank, as R is cut
         metrics[WHOLE_MRR] = 1.0 / whole_rank if whole_rank else 0.0
         kept_rank = given_kept_rank(whole_rank, ranks, sample.gold_files)

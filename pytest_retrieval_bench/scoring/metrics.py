@@ -31,17 +31,19 @@ def scored_ranking(ranking: Sequence[str], given: Sequence[str], limit: int) -> 
     return out
 
 
-def whole_ranking(ranking: Sequence[str], given: Sequence[str]) -> list[str]:
-    """The arm's whole ranking without given files, each path once: what the bench's MRR reads."""
+def split_given(ranking: Sequence[str], given: Sequence[str]) -> tuple[list[str], dict[str, int]]:
+    """One walk over the arm's ranking, each path once: the whole ranking without given files (what
+    the bench's MRR reads) and where the arm ranked each given file, 1-based (what the record keeps
+    of them, so the bench's given-kept figures can be rebuilt from R alone)."""
     excluded = set(given)
-    return [path for path in dict.fromkeys(ranking) if path not in excluded]
-
-
-def given_ranks(ranking: Sequence[str], given: Sequence[str]) -> dict[str, int]:
-    """Where the arm ranked each given file (1-based, in its ranking with each path once): what the
-    record keeps of them, so the bench's given-kept figures can be rebuilt from R alone."""
-    excluded = set(given)
-    return {path: position for position, path in enumerate(dict.fromkeys(ranking), start=1) if path in excluded}
+    kept: list[str] = []
+    ranks: dict[str, int] = {}
+    for position, path in enumerate(dict.fromkeys(ranking), start=1):
+        if path in excluded:
+            ranks[path] = position
+        else:
+            kept.append(path)
+    return kept, ranks
 
 
 def given_kept_rank(uncut_rank: int | None, ranks: Mapping[str, int], gold: Sequence[str]) -> int | None:
