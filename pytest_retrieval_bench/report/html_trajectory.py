@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_retrieval_bench.report.html_parts import esc, html_table, td_arm, td_num
+from pytest_retrieval_bench.report.tables import ARM_HEADERS, LEFT_ALIGNED
 from pytest_retrieval_bench.report.trajectory_tables import notes_of, trajectory_tables
 
-TEXT_COLUMNS = ("Task", "Granularity", "Metric", "Bootstrap 95%", "Verdict", "W/L/T")
 STYLE = (".traj .cbbar{display:inline-block;height:8px;background:var(--accent,#1f5fbf);vertical-align:middle;margin-right:4px}"
          ".traj ol{margin:2px 0;padding-left:4px;list-style:none;font:12px ui-monospace,monospace;overflow-wrap:anywhere}"
          ".traj .sup{color:var(--accent,#1f5fbf);font-weight:600}.traj .ref{color:var(--bad)}.traj .fin{font-weight:700}")
@@ -28,7 +28,7 @@ def trajectory_tables_html(report: dict[str, Any]) -> str:
     parts = [f'<section id="trajectory"><h2>Trajectory</h2><style>{STYLE}</style>',
              *(f'<p class="note">{esc(note)}</p>' for note in notes_of(report))]
     for title, headers, rows in tables:
-        cells = [[td_arm(cell) if header in ("Run", "Method", "Agent", "Against") else esc(cell) if header in TEXT_COLUMNS else td_num(esc(cell))
+        cells = [[td_arm(cell) if header in ARM_HEADERS else esc(cell) if header in LEFT_ALIGNED else td_num(esc(cell))
                   for cell, header in zip(row, headers)] for row in rows]
         parts.append(f"<h3>{esc(title)}</h3>{html_table(headers, cells, 'traj-table')}")
     return "".join(parts) + "</section>"

@@ -15,8 +15,11 @@ from pytest_retrieval_bench.scoring.verdicts import MIN_PAIRED
 
 Table = tuple[list[str], list[list[str]]]
 PAIRED_HEADERS = ["comparison", "metric", "n", "mean", "bootstrap 95%", "verdict", "p", "p (Holm)", "MDE"]
-LEFT_ALIGNED = {"arm", "comparison", "metric", "verdict", "95% Wilson", "bootstrap 95%", "Task", "Run", "Method", "Agent", "Against", "Metric",
-                "Bootstrap 95%", "Verdict"}
+#: the columns that name an arm (the page links each to the arm's section)
+ARM_HEADERS = frozenset({"Run", "Method", "Agent", "Against"})
+#: the columns of text, left-aligned on the terminal and unformatted on the page; numbers go right
+LEFT_ALIGNED = ARM_HEADERS | {"arm", "comparison", "metric", "verdict", "95% Wilson", "bootstrap 95%", "Task", "Metric", "Granularity",
+                              "Bootstrap 95%", "Verdict", "W/L/T"}
 
 
 #: control characters (C0 with tab and newline, DEL, C1) and the bidirectional overrides: printed raw,
