@@ -20,9 +20,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ci_doc_helpers import CI_DOC, github_run, gitlab_script, yaml_block
 
 ROOT = Path(__file__).resolve().parent.parent
-CI_DOC = ROOT / "docs" / "ci.md"
 
 MINE = '''
 from pytest_retrieval_bench.arms.lexical import BM25Arm
@@ -43,46 +43,6 @@ def pytest_retrieval_bench_arms(config):
     return [Mine()]
 '''
 WEEK_TWO_INI = "[pytest]\nbench_arms =\n    lexical\n    mine\n"
-
-
-def _yaml_block(heading: str) -> str:
-    text = CI_DOC.read_text()
-    start = text.index(f"\n{heading}\n")
-    match = re.search(r"```yaml\n(.*?)```", text[start:], re.S)
-    assert match, heading
-    return match.group(1)
-
-
-def _github_run(block: str, step: str) -> str:
-    """The `run: |` script of the named step, its indentation removed."""
-    lines = block.splitlines()
-    start = next(number for number, line in enumerate(lines) if line.strip() == f"- name: {step}")
-    run = next(number for number in range(start, len(lines)) if lines[number].strip() == "run: |")
-    indent = len(lines[run + 1]) - len(lines[run + 1].lstrip())
-    script = []
-    for line in lines[run + 1:]:
-        if line.strip() and len(line) - len(line.lstrip()) < indent:
-            break
-        script.append(line[indent:])
-    return "\n".join(script).strip() + "\n"
-
-
-def _gitlab_script(block: str) -> list[str]:
-    """The `script:` items of the job, folded as YAML folds `>` scalars (lines joined with spaces)."""
-    lines = block.splitlines()
-    start = next(number for number, line in enumerate(lines) if line.strip() == "script:")
-    items: list[str] = []
-    for line in lines[start + 1:]:
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        if not line.startswith("    "):
-            break
-        if stripped.startswith("- "):
-            items.append(stripped[2:])
-        else:
-            items[-1] = f"{items[-1]} {stripped}" if items[-1] != ">" else stripped
-    return [item[2:] if item.startswith("> ") else item for item in items]
 
 
 def _local_commands() -> str:
@@ -123,8 +83,8 @@ def _with_baseline(job: Path, main_report: Path) -> None:
 
 
 def test_the_github_actions_job_over_two_weeks_with_an_arm_added(tmp_path: Path) -> None:
-    block = _yaml_block("## GitHub Actions")
-    on_push, on_pull_request = _github_run(block, "Bench main"), _github_run(block, "Bench the pull request against main")
+    block = yaml_block("## GitHub Actions")
+    on_push, on_pull_request = github_run(block, "Bench main"), github_run(block, "Bench the pull request against main")
     main1 = _job_directory(tmp_path, "main-week1", week_two=False)
     assert _bash(main1, on_push).returncode == 0
     first_pr = _job_directory(tmp_path, "pr-week1", week_two=False)
@@ -155,7 +115,7 @@ def test_the_github_actions_job_over_two_weeks_with_an_arm_added(tmp_path: Path)
 
 
 def test_the_gitlab_job_over_two_weeks_with_an_arm_added(tmp_path: Path) -> None:
-    items = _gitlab_script(_yaml_block("## GitLab CI"))
+    items = gitlab_script(yaml_block("## GitLab CI"))
     run = [item for item in items if not item.startswith(("pip install", "curl "))]  # the install is the test's; curl needs the network
     assert any(item.startswith("pytest ") for item in run) and any(item.startswith("if ") for item in run), items
     script = "\n".join(run) + "\n"

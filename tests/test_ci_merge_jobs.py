@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from ci_doc_helpers import github_run, gitlab_script, yaml_block
 from report_helpers import zero_wall
 
 ROOT = Path(__file__).resolve().parent.parent
 RELEASE = ROOT / "testdata" / "release"
-CI_DOC = ROOT / "docs" / "ci.md"
 
 FIXTURE_ARM = '''
 import pytest
@@ -34,15 +34,6 @@ def fx(bench_request, cut):
     return GrepArm().retrieve(bench_request).ranking[cut:]
 '''
 ARMS = ("grep", "bm25:all", "fx[1]", "fx[2]")
-
-
-def _section(heading: str) -> str:
-    """The YAML block under a docs/ci.md heading."""
-    text = CI_DOC.read_text()
-    start = text.index(heading + "\n")
-    match = re.search(r"```yaml\n(.*?)```", text[start:], re.S)
-    assert match, f"no YAML block under {heading!r} in docs/ci.md"
-    return match.group(1)
 
 
 def _commands(block: str) -> list[str]:
@@ -83,35 +74,15 @@ def _gitlab_parallel(block: str, command: str) -> list[str]:
 
 def _github_merge(block: str) -> tuple[str, str]:
     """The merge step's `run: |` script, and the folder the job's download of main's merge writes."""
-    lines = block.splitlines()
-    start = next(number for number, line in enumerate(lines) if line.strip().startswith("- name: Merge the shards"))
-    run = next(number for number in range(start, len(lines)) if lines[number].strip() == "run: |")
-    indent = len(lines[run + 1]) - len(lines[run + 1].lstrip())
-    script = []
-    for line in lines[run + 1:]:
-        if line.strip() and len(line) - len(line.lstrip()) < indent:
-            break
-        script.append(line[indent:])
     merge_job = block[block.index("\n  merge:\n"):]
     download = re.search(r"uses: dawidd6/action-download-artifact@\S+\n\s+with: \{[^}]*path: ([^,}\s]+)", merge_job)
     assert download, "the merge job downloads no baseline"
-    return "\n".join(script), download.group(1)
+    return github_run(block, "Merge the shards"), download.group(1)
 
 
 def _gitlab_merge(block: str) -> tuple[str, str]:
     """The merge job's script (its install and its network download left out), and the folder that download unpacks to."""
-    job = block[block.index("\nmerge:\n"):]
-    items: list[str] = []
-    for line in job[job.index("  script:\n") + len("  script:\n"):].splitlines():
-        stripped = line.strip()
-        if not line.startswith("    "):
-            break
-        if stripped.startswith("#"):
-            continue
-        if stripped.startswith("- "):
-            items.append(stripped[2:])
-        else:
-            items[-1] = stripped if items[-1] == ">" else f"{items[-1]} {stripped}"
+    items = gitlab_script(block[block.index("\nmerge:\n"):])
     download = next((item for item in items if item.startswith("curl ")), "")
     unpacked = re.search(r"unzip \S+ \S+ -d (\S+)", download)
     assert unpacked, "the merge job downloads no baseline"
@@ -125,7 +96,7 @@ JOBS = {"GitHub Actions matrix": ("### GitHub Actions matrix", _github_matrix, _
 @pytest.mark.parametrize("job", sorted(JOBS))
 def test_the_documented_shard_and_merge_jobs_work_with_a_fixture_arm(pytester: pytest.Pytester, job: str) -> None:
     heading, expand, merge_script = JOBS[job]
-    block = _section(heading)
+    block = yaml_block(heading)
     shard_lines = [command for command in _commands(block) if command.startswith("pytest ")]
     merge, downloaded_to = merge_script(block)
     assert len(shard_lines) == 1 and "retrieval-bench summarize " in merge, merge
