@@ -6,6 +6,7 @@ Plain floats in and out, like the rest of `scoring`; scipy is the tests' oracle 
 
 from __future__ import annotations
 
+import functools
 import math
 
 __all__ = ["t_cdf", "t_ppf", "t_two_sided_p"]
@@ -112,8 +113,13 @@ def _t_log_pdf(t: float, df: float) -> float:
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def t_ppf(p: float, df: float) -> float:
     """Student-t quantile: the ``t`` with ``t_cdf(t, df) == p``.
+
+    Kept per (p, df): a report's minimum detectable effects ask for the same few quantiles
+    thousands of times (each read of a report checks them again), and each is about 150 tail
+    evaluations.
 
     Found by safeguarded Newton iteration on the upper-tail probability inside
     a bracket that is always maintained (bisection whenever Newton would leave
