@@ -182,6 +182,31 @@ def test_history_shows_trajectory_metrics(runs, tmp_path: Path) -> None:
     assert not any(line.startswith("trajectory") for line in history_lines([(loaded[0][0], without_agents)], [], "store"))
 
 
+def test_the_history_page_plots_trajectory_metrics(runs, tmp_path: Path) -> None:
+    """`history --html` adds final-any-gold (with its Wilson band) and a trajectory metric when a run has agents."""
+    from pytest_retrieval_bench.history.page import render_history
+
+    _, before, after, _ = runs
+    loaded = [(SavedRun(tmp_path / f"{number:04d}.json", number, "nocommit", "20261206_000000", name, False), report)
+              for number, name, report in ((1, "before", before), (2, "after", after))]
+    html, _ = render_history(loaded, None, "runs")
+    plots = [part for part in html.split("<h2>")[1:] if "<svg" in part]
+    titles = [plot.split("</h2>")[0] for plot in plots]
+    assert [title.split(" (")[0] for title in titles[-2:]] == ["final_any_gold", "final_file_f1"] and len(titles) == 5, titles
+    hits = sum(row["final_any_gold"] for row in detail_metrics(after, "reader").values())
+    wilson, f1 = plots[-2], plots[-1]
+    assert wilson.count('class="band"') >= 1 and f"reader [agent] (S1): {hits / 28:.3f}</title>" in wilson, wilson[:400]
+    mean = sum(row["final_file_f1"] for row in detail_metrics(after, "reader").values()) / 28
+    assert f"reader [agent] (S1): {mean:.3f}</title>" in f1 and 'class="band"' not in f1
+    assert "grep [ranked_top_2] (S1)" in f1
+    chosen, _ = render_history(loaded, "final_any_gold", "runs")  # a trajectory metric asked for: the ranking plots keep hit@k
+    assert [part.split("</h2>")[0].split(" (")[0] for part in chosen.split("<h2>")[1:] if "<svg" in part] == ["hit@20", "recall@10", "mrr@k", "final_any_gold"]
+    without_agents = {**before, "details": [{**entry, "arms": {"grep": entry["arms"]["grep"]}} if "grep" in entry["arms"] else entry
+                                            for entry in before["details"]]}
+    plain, _ = render_history([(loaded[0][0], without_agents)], None, "runs")
+    assert plain.count("<svg") == 3
+
+
 def test_the_leaderboard_and_page_print_the_pairs(runs) -> None:
     """The section's pairs as a table of the leaderboard (text and Markdown) and of the page."""
     from pytest_retrieval_bench.report.html import render_html

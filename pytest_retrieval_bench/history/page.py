@@ -2,7 +2,9 @@
 
 A trend plot per metric (the history's metric, recall@10, mrr@k): one line per arm and series,
 runs along the x axis labelled by counter and commit, a band for the metric's interval where the
-report has one (hit@k's Wilson interval). A table below links to each run's own report page,
+report has one (hit@k's Wilson interval). When a saved run has agents, two more: final-any-gold
+(with its Wilson band) and a trajectory metric (final_file_f1, or the one asked for), for each
+agent and each ranking arm's same-budget figures, as the terminal's trajectory table has them. A table below links to each run's own report page,
 written beside the history page (`STEM_runs/NNNN.html`: `history_runs/` for `history.html`), and flags the samples whose outcome
 changed against the previous run of the same arm and series. The same rules as the report page:
 no external load (a content security policy forbids any), every text escaped, no clock.
@@ -12,14 +14,16 @@ from __future__ import annotations
 
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pytest_retrieval_bench.history.store import Loaded, series_labels
 from pytest_retrieval_bench.history.table import default_metric
+from pytest_retrieval_bench.history.trajectory_table import DEFAULT_METRIC, TRAJECTORY_WORDS, trajectory_points
 from pytest_retrieval_bench.report.build import write_atomically
 from pytest_retrieval_bench.report.gate import compare
 from pytest_retrieval_bench.report.html import CSP, render_html
 from pytest_retrieval_bench.report.svg import coordinate
+from pytest_retrieval_bench.report.trajectory_values import FINAL_ANY_GOLD, is_trajectory_metric
 from pytest_retrieval_bench.words import counted
 
 WIDTH, HEIGHT, LEFT, TOP, BOTTOM = 720.0, 240.0, 48.0, 16.0, 40.0
@@ -31,17 +35,29 @@ STYLE = """body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}table{
 # on a phone the plots shrink to the screen and the runs table scrolls in its own box: the page itself never scrolls sideways
 
 
-def trend_plot(loaded: Loaded, series: dict[int, str], metric: str) -> str:
+Points = Callable[[dict[str, Any], str], dict[str, tuple[float, Any]]]
+"""(report, metric) -> line name -> (value, its interval or None)"""
+
+
+def ranking_points(report: dict[str, Any], metric: str) -> dict[str, tuple[float, Any]]:
+    """Each arm's summary value of a ranking metric, with its Wilson interval where it has one."""
+    points = {}
+    for arm, row in sorted(report.get("summary", {}).get("all", {}).items()):
+        value = (row.get("metrics") or {}).get(metric)
+        if isinstance(value, (int, float)):
+            points[arm] = (float(value), row.get("wilson95", {}).get(metric))
+    return points
+
+
+def trend_plot(loaded: Loaded, series: dict[int, str], metric: str, points_of: Points = ranking_points, title: str = "") -> str:
     """One SVG: a polyline per (arm, series) through the runs that hold it, a band for its interval."""
     x_step = (WIDTH - LEFT - 40) / max(len(loaded) - 1, 1)
     x_of = {run.counter: LEFT + index * x_step for index, (run, _) in enumerate(loaded)}
     y_of = lambda value: TOP + (1.0 - value) * (HEIGHT - TOP - BOTTOM)  # noqa: E731 - metrics are rates in [0, 1]
     lines: dict[str, list[tuple[float, float, Any]]] = {}
     for run, report in loaded:
-        for arm, row in sorted(report.get("summary", {}).get("all", {}).items()):
-            value = (row.get("metrics") or {}).get(metric)
-            if isinstance(value, (int, float)):
-                lines.setdefault(f"{arm} ({series[run.counter]})", []).append((x_of[run.counter], float(value), row.get("wilson95", {}).get(metric)))
+        for name, (value, bounds) in points_of(report, metric).items():
+            lines.setdefault(f"{name} ({series[run.counter]})", []).append((x_of[run.counter], value, bounds))
     parts = [f'<svg width="{coordinate(WIDTH)}" height="{coordinate(HEIGHT)}" viewBox="0 0 {coordinate(WIDTH)} {coordinate(HEIGHT)}" role="img" aria-label="{escape(metric)} over runs">'
              f"<title>{escape(metric)} over runs</title>"]
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
@@ -65,7 +81,7 @@ def trend_plot(loaded: Loaded, series: dict[int, str], metric: str) -> str:
                   for x, value, _ in points]
         legend.append(f'<span style="color:{colour}">&#9632; {escape(name)}</span>')
     parts.append(f'<line class="ax" x1="{coordinate(LEFT)}" y1="{coordinate(y_of(0.0))}" x2="{coordinate(WIDTH - 8)}" y2="{coordinate(y_of(0.0))}"/></svg>')
-    return f'<h2>{escape(metric)}</h2><div class="legend">{"".join(legend)}</div>{"".join(parts)}'
+    return f'<h2>{escape(title or metric)}</h2><div class="legend">{"".join(legend)}</div>{"".join(parts)}'
 
 
 def _changed(loaded: Loaded, series: dict[int, str]) -> dict[int, dict[str, int]]:
@@ -88,8 +104,12 @@ def render_history(loaded: Loaded, metric: str | None, run_pages: str) -> tuple[
     """The page and each run's own page (file name under `run_pages` -> HTML)."""
     series = series_labels(loaded)
     limit = loaded[-1][1].get("registration", {}).get("limit") if loaded else 20
-    chosen = metric or default_metric(limit or 20)
+    trajectory_metric = metric if metric is not None and is_trajectory_metric(metric) else DEFAULT_METRIC
+    chosen = metric if metric is not None and not is_trajectory_metric(metric) else default_metric(limit or 20)
     plots = "".join(trend_plot(loaded, series, name) for name in dict.fromkeys([chosen, "recall@10", "mrr@k"]))
+    if any(trajectory_points(report, FINAL_ANY_GOLD) for _, report in loaded):  # only when a saved run has agents
+        plots += "".join(trend_plot(loaded, series, name, trajectory_points, f"{name} ({TRAJECTORY_WORDS})")
+                         for name in dict.fromkeys([FINAL_ANY_GOLD, trajectory_metric]))
     changed = _changed(loaded, series)
     rows = []
     pages = {}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_retrieval_bench.history.store import Loaded, series_labels
-from pytest_retrieval_bench.history.trajectory_table import DEFAULT_METRIC, trajectory_history_rows
+from pytest_retrieval_bench.history.trajectory_table import DEFAULT_METRIC, TRAJECTORY_WORDS, trajectory_history_rows
 from pytest_retrieval_bench.report.build import paired_differences, samples_digests
 from pytest_retrieval_bench.report.diff import positive_rows
 from pytest_retrieval_bench.report.gate import run_pair_seed
@@ -79,7 +79,7 @@ def history_lines(loaded: Loaded, unreadable: list[str], storage: str, metric: s
     lines += fixed_width((headers, rows))
     trajectory_headers, trajectory_rows = trajectory_history_rows(loaded, trajectory_metric or DEFAULT_METRIC)
     if trajectory_rows:  # only when a saved run has agents
-        lines += [f"trajectory (agents' final context; a ranking arm's first final_k files, the same budget); change in {trajectory_headers[7]}: "
+        lines += [f"trajectory ({TRAJECTORY_WORDS}); change in {trajectory_headers[7]}: "
                   "against the previous run of the same arm and series, over the samples with gold both scored",
                   *fixed_width((trajectory_headers, trajectory_rows))]
     return lines + unreadable + notes

@@ -7,6 +7,8 @@ Runs without agents have no rows; a history without any has no such table.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pytest_retrieval_bench.history.store import Loaded, series_labels
 from pytest_retrieval_bench.report.gate import run_pair_seed
 from pytest_retrieval_bench.report.tables import interval, number, signed
@@ -18,9 +20,29 @@ DEFAULT_METRIC = "final_file_f1"
 HEADERS = ["run", "series", "arm", "source", "n", "final-any-gold", "wilson 95%", "{metric}", "change in {metric}", "bootstrap 95%", "verdict"]
 
 
+TRAJECTORY_WORDS = "agents' final context; a ranking arm's first final_k files, the same budget"
+
+
 def _mean(values: Values, metric: str) -> float | None:
     """The mean over the samples with gold, a sample without the metric counting 0 (the bench's rule)."""
     return stats.mean([row.get(metric, 0.0) for row in values.values()])
+
+
+def _hits_and_bounds(values: Values) -> tuple[int, tuple[float, float]]:
+    """Final-any-gold's count and its Wilson interval."""
+    hits = sum(1 for row in values.values() if row[FINAL_ANY_GOLD])
+    return hits, stats.wilson_interval(hits, len(values))
+
+
+def trajectory_points(report: dict[str, Any], metric: str) -> dict[str, tuple[float, Any]]:
+    """Per arm (named with its source): the metric's mean, and final-any-gold's Wilson interval
+    when that is the metric; nothing for a report without agents."""
+    points = {}
+    for arm, (source, values) in report_trajectory_values(report.get("details", [])).items():
+        mean = _mean(values, metric)
+        if values and mean is not None:
+            points[f"{arm} [{source}]"] = (mean, list(_hits_and_bounds(values)[1]) if metric == FINAL_ANY_GOLD else None)
+    return points
 
 
 def trajectory_history_rows(loaded: Loaded, metric: str = DEFAULT_METRIC) -> tuple[list[str], list[list[str]]]:
@@ -31,8 +53,7 @@ def trajectory_history_rows(loaded: Loaded, metric: str = DEFAULT_METRIC) -> tup
     for run, report in loaded:
         label = series[run.counter]
         for arm, (source, values) in report_trajectory_values(report.get("details", [])).items():
-            hits = sum(1 for row in values.values() if row[FINAL_ANY_GOLD])
-            bounds = stats.wilson_interval(hits, len(values))
+            hits, bounds = _hits_and_bounds(values)
             change, bootstrap, verdict = "-", "-", "new" if (label, arm) not in previous else "-"
             before = previous.get((label, arm))
             if before is not None:
