@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterator
 
 
 def zero_wall(value: Any) -> Any:
@@ -84,3 +84,21 @@ def scored_report(arms: tuple[str, ...] = ("grep", "mine"), no_gold_only: bool =
                             **score(sample, Answer(ranking=ranking), None, limit)})
     report = build_report({"limit": limit, "arms": list(arms)}, samples, records, list(arms[:1]), limit, False)
     return json.loads(canonical_json(report))
+
+
+def scripted_agent_records(samples: list[Any], corpus: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """(sample, record) of the built-in `arb-closed-tool` agent on each sample, in order, each
+    snapshot read once from the release `corpus` and its files shared by its items, as a run does."""
+    from pytest_retrieval_bench.arms.agents.arm import ScriptedAgentArm
+    from pytest_retrieval_bench.arms.agents.tool_files import ToolFiles
+    from pytest_retrieval_bench.bench.agent_run import run_agent_item
+    from pytest_retrieval_bench.bench.run import make_request
+    from pytest_retrieval_bench.corpus.chunks import find_chunk_file, read_chunk_file
+
+    agent, snapshots = ScriptedAgentArm(), {}
+    for sample in samples:
+        if sample.snapshot_key not in snapshots:
+            snapshot = read_chunk_file(find_chunk_file(corpus, sample.repo, sample.base_commit), sample.repo, sample.base_commit)
+            snapshots[sample.snapshot_key] = (snapshot, ToolFiles.of_snapshot(snapshot))
+        snapshot, files = snapshots[sample.snapshot_key]
+        yield sample, run_agent_item(sample, agent, make_request(sample, snapshot, 20, None), snapshot, agent.environment(files), 20)

@@ -14,12 +14,10 @@ from typing import Any, Iterator
 
 import pytest
 
-from pytest_retrieval_bench.arms.agents.arm import ScriptedAgentArm
-from pytest_retrieval_bench.arms.agents.tool_files import ToolFiles
+from report_helpers import scripted_agent_records
+
 from pytest_retrieval_bench.arms.arb_reference import ArbReferenceArm
-from pytest_retrieval_bench.bench.agent_run import run_agent_item
-from pytest_retrieval_bench.bench.run import make_request, run_arm
-from pytest_retrieval_bench.corpus.chunks import find_chunk_file, read_chunk_file
+from pytest_retrieval_bench.bench.run import run_arm
 from pytest_retrieval_bench.corpus.copies import PrivateCopies
 from pytest_retrieval_bench.corpus.resolve import SnapshotResolver
 from pytest_retrieval_bench.corpus.store import SnapshotStore
@@ -50,14 +48,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[list[Any], l
     copies = PrivateCopies(base / "copies", owned_root=base / "copies")
     store = SnapshotStore(SnapshotResolver(corpus_dirs=[CORPUS]), copies, None)
     samples = [sample for sample in load_samples(SAMPLES).samples if not sample.skip_reason]
-    agent, records, snapshots = ScriptedAgentArm(), [], {}
-    for sample in samples:
-        if sample.snapshot_key not in snapshots:
-            snapshot = read_chunk_file(find_chunk_file(CORPUS, sample.repo, sample.base_commit), sample.repo, sample.base_commit)
-            snapshots[sample.snapshot_key] = (snapshot, ToolFiles.of_snapshot(snapshot))
-        snapshot, files = snapshots[sample.snapshot_key]
-        records.append(run_agent_item(sample, agent, make_request(sample, snapshot, 20, None), snapshot, agent.environment(files), 20))
-        records += [run_arm(sample, ArbReferenceArm(name), store, 20) for name in RANKERS]
+    records: list[dict[str, Any]] = []
+    for sample, record in scripted_agent_records(samples, CORPUS):
+        records += [record, *(run_arm(sample, ArbReferenceArm(name), store, 20) for name in RANKERS)]
     yield samples, records
     copies.cleanup()
 

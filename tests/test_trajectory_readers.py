@@ -126,7 +126,7 @@ def test_the_page_shows_the_tables_and_each_agent_trajectory(written: dict[str, 
     positions = [block.index(f"read_file {path} ") for path in reads]
     assert positions == sorted(positions)  # in order
     for path in reads:
-        marked = f'<li class="gold">' in block and f"★ read_file {path} " in block
+        marked = '<li class="gold">' in block and f"★ read_file {path} " in block
         assert marked == (path in entry["gold"] or path in trajectory["detail"]["gold_files"])
     assert cli_main(["html", str(written["plain"]), "-o", str(tmp_path / "plain.html")]) == 0
     plain = (tmp_path / "plain.html").read_text(encoding="utf-8")

@@ -14,11 +14,8 @@ from typing import Any
 
 import pytest
 
-from pytest_retrieval_bench.arms.agents.arm import ScriptedAgentArm
-from pytest_retrieval_bench.arms.agents.tool_files import ToolFiles
-from pytest_retrieval_bench.bench.agent_run import run_agent_item
-from pytest_retrieval_bench.bench.run import make_request
-from pytest_retrieval_bench.corpus.chunks import find_chunk_file, read_chunk_file
+from report_helpers import scripted_agent_records
+
 from pytest_retrieval_bench.errors import BenchError
 from pytest_retrieval_bench.report.build import build_report, canonical_json, rounded
 from pytest_retrieval_bench.report.merge import merge_reports, read_report
@@ -40,14 +37,7 @@ def samples() -> list[Any]:
 
 @pytest.fixture(scope="module")
 def records(samples: list[Any]) -> list[dict[str, Any]]:
-    arm, found, snapshots = ScriptedAgentArm(), [], {}
-    for sample in samples:
-        if sample.snapshot_key not in snapshots:
-            snapshot = read_chunk_file(find_chunk_file(CORPUS, sample.repo, sample.base_commit), sample.repo, sample.base_commit)
-            snapshots[sample.snapshot_key] = (snapshot, ToolFiles.of_snapshot(snapshot))
-        snapshot, files = snapshots[sample.snapshot_key]
-        found.append(run_agent_item(sample, arm, make_request(sample, snapshot, 20, None), snapshot, arm.environment(files), 20))
-    return found
+    return [record for _, record in scripted_agent_records(samples, CORPUS)]
 
 
 def report_of(samples: list[Any], records: list[dict[str, Any]]) -> dict[str, Any]:
