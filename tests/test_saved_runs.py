@@ -164,6 +164,9 @@ def test_the_store_is_ignored_by_git_globbed_for_reports_only_and_diffed_by_numb
     assert "change in recall@10:" in recall[0]
     default = history(bench).stdout.splitlines()
     assert "change in hit@20" in default[1] and "change in hit@20:" in default[0]
+    mrr_at_k = history(bench, "--metric", "mrr@k").stdout.splitlines()  # the metric the walkthrough saw printed twice
+    columns = [column.strip() for column in mrr_at_k[1].split("  ") if column.strip()]
+    assert columns.count("mrr@k") == 1 and "change in mrr@k" in columns and "change in mrr@k:" in mrr_at_k[0]
 
 
 @pytest.mark.parametrize("args, words", [(("--bench-compare", "--bench-baseline=x.json"), "give one"),
