@@ -4,8 +4,9 @@ A trend plot per metric (the history's metric, recall@10, mrr@k): one line per a
 runs along the x axis labelled by counter and commit, a band for the metric's interval where the
 report has one (hit@k's Wilson interval). When a saved run has agents, two more: final-any-gold
 (with its Wilson band) and a trajectory metric (final_file_f1, or the one asked for), for each
-agent and each ranking arm's same-budget figures, as the terminal's trajectory table has them. A table below links to each run's own report page,
-written beside the history page (`STEM_runs/NNNN.html`: `history_runs/` for `history.html`), and flags the samples whose outcome
+agent and each ranking arm's same-budget figures, as the terminal's trajectory table has them.
+A table below links to each run's own report page, written beside the history page
+(`STEM_runs/NNNN.html`: `history_runs/` for `history.html`), and flags the samples whose outcome
 changed against the previous run of the same arm and series. The same rules as the report page:
 no external load (a content security policy forbids any), every text escaped, no clock.
 """
