@@ -12,7 +12,8 @@ from _pytest.pathlib import bestrelpath
 
 from pytest_retrieval_bench.bench.arms_setup import VECTORS_EVENT
 from pytest_retrieval_bench.report.contextbench_section import symbols_lines
-from pytest_retrieval_bench.report.tables import printable, report_lines
+from pytest_retrieval_bench.report.run_tables import report_lines
+from pytest_retrieval_bench.report.tables import printable
 from pytest_retrieval_bench.scoring.outcome import outcome_word
 from pytest_retrieval_bench.words import counted
 

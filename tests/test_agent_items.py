@@ -67,11 +67,19 @@ def test_agent_items_run_one_per_sample_with_their_trajectory_and_outcome(releas
     no_gold = [record for entry in report["details"] if entry["stratum"] != "positive" for record in entry["arms"].values()]
     assert len(no_gold) == 6 and all("detail" not in record["trajectory"] for record in no_gold)
     assert all(record["selective_success"] == record["abstained"] for record in no_gold)
+    # the session's last tables: the agent's trajectory figures, as the report's section has them
+    figures = report["trajectory"][AGENT]
+    overview = re.search(r"^trajectory \(group all; agents' final context.*\n.*\n(arb-closed-tool .*)$", out, re.M)
+    assert overview, out[-3000:]
+    cells = overview[1].split()
+    assert cells[:3] == [AGENT, "agent", str(figures["final_any_gold"]["n"])] and cells[3] == f"{figures['final_any_gold']['rate']:.3f}"
+    assert cells[-1] == f"{figures['metrics']['overall']['final_file_f1']:.3f}"
 
 
 def test_the_agent_is_selected_by_name_only_and_by_keywords(release_bench: pytest.Pytester) -> None:
     default = run(release_bench, "-p", "no:cacheprovider", "--co", "-q")
     assert default.ret == 0 and AGENT not in default.stdout.str()
+    assert not any(line.startswith("trajectory (") for line in default.stdout.lines)  # a run without agents has no trajectory table
     chosen = run(release_bench, "-p", "no:cacheprovider", "--co", "-q", f"--bench-arms={AGENT},bm25:all", "-k", f"{AGENT} and code2test")
     ids = [line for line in chosen.stdout.lines if "::" in line]
     assert chosen.ret == 0 and len(ids) == 11 and all(line.endswith(f"[{AGENT}]") for line in ids)

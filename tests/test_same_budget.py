@@ -123,3 +123,28 @@ def test_a_merge_of_two_parts_rebuilds_the_contrast(run: tuple[list[Any], list[d
         parts[-1].write_bytes(canonical_json(part))
     merged = merge_reports(parts, known_arms=[AGENT, *RANKERS], baselines=[])
     assert rounded(merged["trajectory"]) == json.loads(canonical_json(report))["trajectory"]
+
+
+def test_the_run_tables_show_each_agent_and_ranker_at_the_same_budget(run: tuple[list[Any], list[dict[str, Any]]]) -> None:
+    """The trajectory overview a run prints: rebuilt from the records, it equals the section's figures
+    (final-any-gold and its Wilson interval for the agent, the final files' F1 for every arm)."""
+    from pytest_retrieval_bench.report.run_tables import report_lines
+
+    samples, records = run
+    report = build_report(registration=registration([AGENT, *RANKERS]), samples=samples, records=records, baselines=[], limit=20,
+                          with_folds=False)
+    lines = report_lines(report, 20, ["all"], None)
+    start = next(index for index, line in enumerate(lines) if line.startswith("trajectory (group all; agents' final context"))
+    header, rows = lines[start + 1].split(), {line.split()[0]: line.split() for line in lines[start + 2:start + 2 + 1 + len(RANKERS)]}
+    assert header[:4] == ["arm", "source", "n", "final-any-gold"] and set(rows) == {AGENT, *RANKERS}
+    section = report["trajectory"]
+    agent = section[AGENT]
+    wilson = agent["final_any_gold"]["wilson95"]
+    assert rows[AGENT][1:6] == ["agent", str(agent["evaluated"]), f"{agent['final_any_gold']['rate']:.3f}", f"[{wilson[0]:.3f},", f"{wilson[1]:.3f}]"]
+    for arm, row in rows.items():
+        overall = agent["metrics"]["overall"] if arm == AGENT else section[arm]["same_budget"]["top_3"]["metrics"]["overall"]
+        assert row[-3:] == [f"{overall[name]:.3f}" for name in ("final_file_recall", "final_file_precision", "final_file_f1")], arm
+        assert arm == AGENT or row[1:3] == ["ranked_top_3", str(section[arm]["same_budget"]["top_3"]["evaluated"])]
+    plain = build_report(registration=registration(list(RANKERS)), samples=samples, records=[r for r in records if r["arm"] in RANKERS],
+                         baselines=[], limit=20, with_folds=False)
+    assert not any(line.startswith("trajectory (") for line in report_lines(plain, 20, ["all"], None))

@@ -12,7 +12,8 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from pytest_retrieval_bench.report.markdown import escape, render
-from pytest_retrieval_bench.report.tables import arm_table, fixed_width, groups_to_show, p_value, paired_table, report_lines
+from pytest_retrieval_bench.report.run_tables import report_lines
+from pytest_retrieval_bench.report.tables import arm_table, fixed_width, groups_to_show, p_value, paired_table
 from pytest_retrieval_bench.scoring.verdicts import MIN_PAIRED, holm, verdict_of
 
 from report_helpers import scored_report

@@ -213,7 +213,8 @@ def summarize(paths: Sequence[Path], known_arms: Sequence[str], baselines: Seque
     """
     from pytest_retrieval_bench.report.gate import parse_rule
     from pytest_retrieval_bench.report.merge import merge_reports, reports_among
-    from pytest_retrieval_bench.report.tables import printable, report_lines
+    from pytest_retrieval_bench.report.run_tables import report_lines
+    from pytest_retrieval_bench.report.tables import printable
 
     report = merge_reports(paths, known_arms, baselines, allow_partial, fusion_deriver(fuse, outputs.limit) if fuse else None)
     report.update(commit_info=commit_info(Path.cwd()), machine_info=machine_info())  # the merge's own, as a run records its own

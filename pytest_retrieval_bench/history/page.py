@@ -19,12 +19,12 @@ from typing import Any, Callable
 
 from pytest_retrieval_bench.history.store import Loaded, series_labels
 from pytest_retrieval_bench.history.table import default_metric
-from pytest_retrieval_bench.history.trajectory_table import DEFAULT_METRIC, TRAJECTORY_WORDS, trajectory_points
+from pytest_retrieval_bench.history.trajectory_table import DEFAULT_METRIC, trajectory_points
 from pytest_retrieval_bench.report.build import write_atomically
 from pytest_retrieval_bench.report.gate import compare
 from pytest_retrieval_bench.report.html import CSP, render_html
 from pytest_retrieval_bench.report.svg import coordinate
-from pytest_retrieval_bench.report.trajectory_values import FINAL_ANY_GOLD, is_trajectory_metric
+from pytest_retrieval_bench.report.trajectory_values import FINAL_ANY_GOLD, TRAJECTORY_WORDS, is_trajectory_metric
 from pytest_retrieval_bench.words import counted
 
 WIDTH, HEIGHT, LEFT, TOP, BOTTOM = 720.0, 240.0, 48.0, 16.0, 40.0

@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_retrieval_bench.history.store import Loaded, series_labels
-from pytest_retrieval_bench.history.trajectory_table import DEFAULT_METRIC, TRAJECTORY_WORDS, trajectory_history_rows
+from pytest_retrieval_bench.history.trajectory_table import DEFAULT_METRIC, trajectory_history_rows
 from pytest_retrieval_bench.report.build import paired_differences, samples_digests
 from pytest_retrieval_bench.report.diff import positive_rows
 from pytest_retrieval_bench.report.gate import run_pair_seed
-from pytest_retrieval_bench.report.trajectory_values import is_trajectory_metric
+from pytest_retrieval_bench.report.trajectory_values import TRAJECTORY_WORDS, is_trajectory_metric
 from pytest_retrieval_bench.report.tables import fixed_width, interval, number, signed
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.metrics import cutoffs

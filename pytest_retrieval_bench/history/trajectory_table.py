@@ -12,7 +12,8 @@ from typing import Any
 from pytest_retrieval_bench.history.store import Loaded, series_labels
 from pytest_retrieval_bench.report.gate import run_pair_seed
 from pytest_retrieval_bench.report.tables import interval, number, signed
-from pytest_retrieval_bench.report.trajectory_values import FINAL_ANY_GOLD, Values, paired_values, report_trajectory_values
+from pytest_retrieval_bench.report.trajectory_values import (FINAL_ANY_GOLD, Values, final_any_gold_count, metric_mean, paired_values,
+                                                             report_trajectory_values)
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.verdicts import verdict_of
 
@@ -20,17 +21,9 @@ DEFAULT_METRIC = "final_file_f1"
 HEADERS = ["run", "series", "arm", "source", "n", "final-any-gold", "wilson 95%", "{metric}", "change in {metric}", "bootstrap 95%", "verdict"]
 
 
-TRAJECTORY_WORDS = "agents' final context; a ranking arm's first final_k files, the same budget"
-
-
-def _mean(values: Values, metric: str) -> float | None:
-    """The mean over the samples with gold, a sample without the metric counting 0 (the bench's rule)."""
-    return stats.mean([row.get(metric, 0.0) for row in values.values()])
-
-
 def _hits_and_bounds(values: Values) -> tuple[int, tuple[float, float]]:
     """Final-any-gold's count and its Wilson interval."""
-    hits = sum(1 for row in values.values() if row[FINAL_ANY_GOLD])
+    hits = final_any_gold_count(values)
     return hits, stats.wilson_interval(hits, len(values))
 
 
@@ -39,7 +32,7 @@ def trajectory_points(report: dict[str, Any], metric: str) -> dict[str, tuple[fl
     when that is the metric; nothing for a report without agents."""
     points = {}
     for arm, (source, values) in report_trajectory_values(report.get("details", [])).items():
-        mean = _mean(values, metric)
+        mean = metric_mean(values, metric)
         if values and mean is not None:
             points[f"{arm} [{source}]"] = (mean, list(_hits_and_bounds(values)[1]) if metric == FINAL_ANY_GOLD else None)
     return points
@@ -62,6 +55,6 @@ def trajectory_history_rows(loaded: Loaded, metric: str = DEFAULT_METRIC) -> tup
                     paired = stats.bootstrap_interval(diffs, run_pair_seed("all", arm, metric))
                     change, bootstrap, verdict = signed(stats.mean(diffs)), interval(paired, sign=True), verdict_of(paired, len(diffs))
             rows.append([f"{run.counter:04d}", label, arm, source, str(len(values)), number(hits / len(values) if values else None),
-                         interval(bounds), number(_mean(values, metric)), change, bootstrap, verdict])
+                         interval(bounds), number(metric_mean(values, metric)), change, bootstrap, verdict])
             previous[(label, arm)] = values
     return [header.replace("{metric}", metric) for header in HEADERS], rows

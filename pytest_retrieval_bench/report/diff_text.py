@@ -6,12 +6,12 @@ from typing import Any
 
 from pytest_retrieval_bench.report.markdown import escape, pipe_table
 from pytest_retrieval_bench.report.tables import Table, fixed_width, interval, signed
+from pytest_retrieval_bench.report.trajectory_values import TRAJECTORY_WORDS
 
 HEADERS = ["arm", "metric", "n", "mean", "bootstrap 95%", "verdict", "wins/losses/ties"]
 
 
-TRAJECTORY_WORDS = ("trajectory (agents' final context; a ranking arm's first final_k files, the same budget): "
-                    "the paired difference over the samples with gold both scored")
+TRAJECTORY_HEADING = f"trajectory ({TRAJECTORY_WORDS}): the paired difference over the samples with gold both scored"
 
 
 def paired_rows(result: dict[str, Any]) -> Table:
@@ -57,7 +57,7 @@ def diff_lines(result: dict[str, Any], before: str, after: str) -> list[str]:
     table = paired_rows(result)
     lines += fixed_width(table) if table[1] else ["no arm both reports hold has a paired sample in this group"]
     if "trajectory" in result:
-        lines += [TRAJECTORY_WORDS, *fixed_width(trajectory_rows(result))]
+        lines += [TRAJECTORY_HEADING, *fixed_width(trajectory_rows(result))]
     return lines + _sides(result, str) + _change_lines(result, str) + _trajectory_change_lines(result, str)
 
 
@@ -74,7 +74,7 @@ def diff_markdown(result: dict[str, Any], before: str, after: str) -> str:
     table = paired_rows(result)
     lines += pipe_table(table) if table[1] else ["No arm both reports hold has a paired sample in this group."]
     if "trajectory" in result:
-        lines += ["", escape(TRAJECTORY_WORDS[0].upper() + TRAJECTORY_WORDS[1:]) + ".", "", *pipe_table(trajectory_rows(result))]
+        lines += ["", escape(TRAJECTORY_HEADING[0].upper() + TRAJECTORY_HEADING[1:]) + ".", "", *pipe_table(trajectory_rows(result))]
     lines += [""] + [f"- {line}" for line in _sides(result, escape)]
     fenced = lambda text: str(text).replace("`", "'")  # noqa: E731 - inside a code block: only a fence could break it
     changes = _change_lines(result, fenced) + _trajectory_change_lines(result, fenced)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from pytest_retrieval_bench.report.gate_text import form_words, needed_note, new_arms_note
 from pytest_retrieval_bench.scoring.metrics import cutoffs
 from pytest_retrieval_bench.scoring.verdicts import MIN_PAIRED
 
@@ -19,7 +18,7 @@ PAIRED_HEADERS = ["comparison", "metric", "n", "mean", "bootstrap 95%", "verdict
 ARM_HEADERS = frozenset({"Run", "Method", "Agent", "Against"})
 #: the columns of text, left-aligned on the terminal and unformatted on the page; numbers go right
 LEFT_ALIGNED = ARM_HEADERS | {"arm", "comparison", "metric", "verdict", "95% Wilson", "bootstrap 95%", "Task", "Metric", "Granularity",
-                              "Bootstrap 95%", "Verdict", "W/L/T"}
+                              "Bootstrap 95%", "Verdict", "W/L/T", "source"}
 
 
 #: control characters (C0 with tab and newline, DEL, C1) and the bidirectional overrides: printed raw,
@@ -121,54 +120,3 @@ def fixed_width(table: Table) -> list[str]:
         parts = [cell.ljust(width) if header in LEFT_ALIGNED else cell.rjust(width) for cell, width, header in zip(cells, widths, headers)]
         lines.append("  ".join(parts).rstrip())
     return lines
-
-
-CHANGES_SHOWN = 20
-"""Regressed and improved samples printed per arm; the rest are counted, and the line says where they are."""
-
-
-def report_lines(report: dict[str, Any], limit: int, groups: Sequence[str], baseline_path: Any, written_to: Any = None) -> list[str]:
-    """The tables of a report (a run's or a merge's): summary groups, paired comparisons, baseline.
-    `written_to`, the report's path when one is written, is where the samples not printed can be read."""
-    summary, paired = report.get("summary", {}), report.get("paired", {})
-    lines: list[str] = []
-    for group in groups_to_show(summary, groups):
-        lines += ["", f"retrieval-bench summary (group {group})", *fixed_width(arm_table(summary[group], limit))]
-        if paired.get(group):
-            headers, rows = paired_table(paired[group])
-            lines += [f"paired differences (group {group}; {PAIRED_NOTE.format(count=len(rows))})", *fixed_width((headers, rows))]
-    unmatched = [entry for entry in groups if not groups_to_show(summary, [entry])]
-    if unmatched and summary:  # a typo (`tasks`, `task:nosuch`) would otherwise print nothing at all
-        kinds = sorted({group.split(":", 1)[0] for group in summary if ":" in group})
-        lines += ["", f"retrieval-bench: --bench-table {', '.join(map(repr, unmatched))}: no such group in this report "
-                      f"(its groups: all, and by kind {', '.join(kinds)}; e.g. {next((g for g in sorted(summary) if ':' in g), 'all')})"]
-    baseline = report.get("baseline")
-    if baseline:
-        lines.append(f"against baseline {baseline_path}: {'FAILED' if baseline['failed'] else 'passed'}")
-        for rule in baseline["rules"]:
-            low_high = rule["bootstrap95"]
-            bounds = f"[{low_high[0]:+.3f}, {low_high[1]:+.3f}]" if low_high else "[no data]"
-            note = "" if rule["significant"] else ", not significant"
-            lines.append(f"  gate {rule['rule']} arm {rule['arm']} [{form_words(rule)}]: mean {signed(rule['mean_difference'])} {bounds} "
-                         f"(n={rule['n']}{note}) -> {rule['verdict'].upper()}")
-            if needed_note(rule):
-                lines.append(f"    {needed_note(rule)}")
-        if new_arms_note(baseline):
-            lines.append(f"  {new_arms_note(baseline)}")
-        for side, key in (("only in this run", "only_in_run"), ("only in the baseline", "only_in_baseline")):
-            if baseline.get(key):
-                lines.append(f"  samples {side}: {', '.join(baseline[key])}")
-        for arm, changes in baseline["arms"].items():
-            lines.append(f"  {arm}: {changes['improved']} improved, {changes['regressed']} regressed, {changes['unchanged']} unchanged")
-            for word, key in (("REGRESSED", "regressions"), ("improved ", "improvements")):
-                for change in changes[key][:CHANGES_SHOWN]:
-                    lines.append(f"    {word} {change['id']} ({change['repo']}): {change['why']}")
-                if len(changes[key]) > CHANGES_SHOWN:
-                    lines.append(f"    ... and {len(changes[key]) - CHANGES_SHOWN} more {word.strip().lower()}: {_where_all(written_to, arm, key)}")
-    return [printable(line) for line in lines]
-
-
-def _where_all(written_to: Any, arm: str, key: str) -> str:
-    if written_to is None:
-        return "write the report (--bench-report PATH) to read them all"
-    return f'see {written_to} (baseline.arms["{arm}"].{key})'

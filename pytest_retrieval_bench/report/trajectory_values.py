@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping
 
 from pytest_retrieval_bench.report.same_budget import same_budget_paired_rows
 from pytest_retrieval_bench.report.agent_rows import agent_records, detail_row
+from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.contextbench_trajectory import CB_TRAJ_METRICS
 from pytest_retrieval_bench.scoring.trajectory import TRAJECTORY_METRIC_KEYS
 
@@ -28,6 +29,9 @@ PAIRED_TRAJECTORY_METRICS = ("final_any_gold", "final_file_recall", "final_file_
 
 Values = dict[str, dict[str, float]]
 """sample id -> metric -> exact value"""
+
+TRAJECTORY_WORDS = "agents' final context; a ranking arm's first final_k files, the same budget"
+"""What a trajectory table's rows are, in the words every table over them uses."""
 
 
 def is_trajectory_metric(name: str) -> bool:
@@ -67,6 +71,16 @@ def report_trajectory_values(details: Iterable[Mapping[str, Any]]) -> dict[str, 
         top_k = min(by_k)
         found[arm] = (f"ranked_top_{top_k}", ranker_values(by_k[top_k]))
     return dict(sorted(found.items()))
+
+
+def final_any_gold_count(values: Values) -> int:
+    """The samples with a gold file in the final context."""
+    return sum(1 for row in values.values() if row[FINAL_ANY_GOLD])
+
+
+def metric_mean(values: Values, metric: str) -> float | None:
+    """The mean over the samples with gold, a sample without the metric counting 0 (the bench's rule)."""
+    return stats.mean([row.get(metric, 0.0) for row in values.values()])
 
 
 def metric_names(values: Mapping[str, tuple[str, Values]]) -> set[str]:
