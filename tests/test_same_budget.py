@@ -128,6 +128,7 @@ def test_a_merge_of_two_parts_rebuilds_the_contrast(run: tuple[list[Any], list[d
 def test_the_run_tables_show_each_agent_and_ranker_at_the_same_budget(run: tuple[list[Any], list[dict[str, Any]]]) -> None:
     """The trajectory overview a run prints: rebuilt from the records, it equals the section's figures
     (final-any-gold and its Wilson interval for the agent, the final files' F1 for every arm)."""
+    from pytest_retrieval_bench.report.markdown import render as render_markdown
     from pytest_retrieval_bench.report.run_tables import report_lines
 
     samples, records = run
@@ -148,3 +149,6 @@ def test_the_run_tables_show_each_agent_and_ranker_at_the_same_budget(run: tuple
     plain = build_report(registration=registration(list(RANKERS)), samples=samples, records=[r for r in records if r["arm"] in RANKERS],
                          baselines=[], limit=20, with_folds=False)
     assert not any(line.startswith("trajectory (") for line in report_lines(plain, 20, ["all"], None))
+    markdown = render_markdown(report, 20)  # the PR comment's summary has the same rows
+    assert "Trajectory (agents' final context" in markdown and f"| arb-closed-tool | agent | {agent['evaluated']} | {rows[AGENT][3]} |" in markdown
+    assert "Trajectory (" not in render_markdown(plain, 20)

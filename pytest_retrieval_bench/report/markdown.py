@@ -11,10 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_retrieval_bench.report.gate_text import form_words, needed_note, new_arms_note
+from pytest_retrieval_bench.report.run_tables import trajectory_overview
 from pytest_retrieval_bench.report.tables import PAIRED_NOTE, Table, arm_table, interval, number, paired_table
+from pytest_retrieval_bench.report.trajectory_values import TRAJECTORY_WORDS
 
 REGRESSIONS_SHOWN = 25
-_RIGHT = {"n", "pos", "recall@10", "mrr@k", "selective", "errors", "abstain", "mean", "p", "p (Holm)", "MDE"}
+_RIGHT = {"n", "pos", "recall@10", "mrr@k", "selective", "errors", "abstain", "mean", "p", "p (Holm)", "MDE", "final-any-gold",
+          "final_file_recall", "final_file_precision", "final_file_f1"}
 
 
 def escape(text: str) -> str:
@@ -50,6 +53,9 @@ def render(report: dict[str, Any], limit: int) -> str:
     summary = report.get("summary", {})
     if "all" in summary:
         lines += _group_block(report, "all", limit)
+    overview = trajectory_overview(report)
+    if overview[1]:  # only with agents
+        lines += ["", f"Trajectory ({escape(TRAJECTORY_WORDS)}):", "", *pipe_table(overview)]
     for group in sorted(g for g in summary if g.startswith("task:")):
         lines += ["", f"<details><summary>{escape(group)}</summary>", "", *_group_block(report, group, limit), "", "</details>"]
     lines += _baseline_lines(report.get("baseline"))
