@@ -162,7 +162,9 @@ def test_misses_are_counted_in_the_final_line_and_in_junit(bench: pytest.Pyteste
     assert outcomes.get("missed", 0) == words.count("MISS") > 0  # the built-in arms miss some of the bundled bench
     assert outcomes["passed"] == len(words) - words.count("MISS")
     assert result.ret == 0  # a miss is no failure
-    totals = {prop.get("name"): prop.get("value") for prop in suite.find("properties") or []}
+    properties = suite.find("properties")
+    assert properties is not None
+    totals = {prop.get("name"): prop.get("value") for prop in properties}
     assert totals["bench.missed"] == str(words.count("MISS")) and totals["bench.hit"] == str(words.count("HIT"))
 
 
