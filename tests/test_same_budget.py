@@ -149,6 +149,18 @@ def test_the_run_tables_show_each_agent_and_ranker_at_the_same_budget(run: tuple
     plain = build_report(registration=registration(list(RANKERS)), samples=samples, records=[r for r in records if r["arm"] in RANKERS],
                          baselines=[], limit=20, with_folds=False)
     assert not any(line.startswith("trajectory (") for line in report_lines(plain, 20, ["all"], None))
+    # a ranker's errored sample: no context here (as the paired figures count it), left out of the section (as the bench leaves it)
+    positive = {sample.id for sample in samples if sample.gold_files}
+    errored = [r["sample_id"] for r in records if r["arm"] == RANKERS[0] and r["sample_id"] in positive][:5]
+    broken = [{**r, "error": "boom", "ranking": []} if r["arm"] == RANKERS[0] and r["sample_id"] in errored else r for r in records]
+    with_errors = build_report(registration=registration([AGENT, *RANKERS]), samples=samples, records=broken, baselines=[], limit=20,
+                               with_folds=False)
+    contrast = with_errors["trajectory"][RANKERS[0]]["same_budget"]["top_3"]
+    lines = report_lines(with_errors, 20, ["all"], None)
+    start = next(index for index, line in enumerate(lines) if line.startswith("trajectory (group all;"))
+    row = next(line.split() for line in lines[start + 2:] if line.startswith(RANKERS[0] + " "))
+    assert contrast["evaluated"] == agent["evaluated"] - 5 and row[2] == str(agent["evaluated"])
+    assert row[-1] == f"{contrast['metrics']['overall']['final_file_f1'] * contrast['evaluated'] / agent['evaluated']:.3f}"
     markdown = render_markdown(report, 20)  # the PR comment's summary has the same rows
     assert "Trajectory (agents' final context" in markdown and f"| arb-closed-tool | agent | {agent['evaluated']} | {rows[AGENT][3]} |" in markdown
     assert "Trajectory (" not in render_markdown(plain, 20)

@@ -168,7 +168,7 @@ def test_history_shows_trajectory_metrics(runs, tmp_path: Path) -> None:
     lines = history_lines(loaded, [], "store")
     at = next(index for index, line in enumerate(lines) if line.startswith("trajectory ("))
     header, rows = lines[at + 1].split(), [line.split() for line in lines[at + 2:at + 8]]
-    assert header[:7] == ["run", "series", "arm", "source", "n", "final-any-gold", "wilson"] and "final_file_f1" in header
+    assert header[:7] == ["run", "series", "arm", "source", "n", "final-any-gold", "95%"] and "final_file_f1" in header
     reader = [row for row in rows if row[2] == "reader"]
     assert [row[0] for row in reader] == ["0001", "0002"] and reader[0][-1] == "new"
     old, new = detail_metrics(before, "reader"), detail_metrics(after, "reader")
@@ -199,6 +199,9 @@ def test_the_history_page_plots_trajectory_metrics(runs, tmp_path: Path) -> None
     mean = sum(row["final_file_f1"] for row in detail_metrics(after, "reader").values()) / 28
     assert f"reader [agent] (S1): {mean:.3f}</title>" in f1 and 'class="band"' not in f1
     assert "grep [ranked_top_2] (S1)" in f1
+    supporting, _ = render_history(loaded, "final_supporting_file_f1", "runs")  # a metric only agents have: rankers draw no line at 0
+    plot = [part for part in supporting.split("<h2>") if part.startswith("final_supporting_file_f1")][0]
+    assert "reader [agent] (S1)" in plot and "[ranked_top_2]" not in plot
     chosen, _ = render_history(loaded, "final_any_gold", "runs")  # a trajectory metric asked for: the ranking plots keep hit@k
     assert [part.split("</h2>")[0].split(" (")[0] for part in chosen.split("<h2>")[1:] if "<svg" in part] == ["hit@20", "recall@10", "mrr@k", "final_any_gold"]
     without_agents = {**before, "details": [{**entry, "arms": {"grep": entry["arms"]["grep"]}} if "grep" in entry["arms"] else entry

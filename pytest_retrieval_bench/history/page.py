@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from pytest_retrieval_bench.history.store import Loaded, series_labels
 from pytest_retrieval_bench.history.table import default_metric
-from pytest_retrieval_bench.history.trajectory_table import DEFAULT_METRIC, trajectory_points
+from pytest_retrieval_bench.history.trajectory_table import DEFAULT_METRIC, trajectory_points_of
 from pytest_retrieval_bench.report.build import write_atomically
 from pytest_retrieval_bench.report.gate import compare
 from pytest_retrieval_bench.report.html import CSP, render_html
@@ -108,6 +108,7 @@ def render_history(loaded: Loaded, metric: str | None, run_pages: str) -> tuple[
     trajectory_metric = metric if metric is not None and is_trajectory_metric(metric) else DEFAULT_METRIC
     chosen = metric if metric is not None and not is_trajectory_metric(metric) else default_metric(limit or 20)
     plots = "".join(trend_plot(loaded, series, name) for name in dict.fromkeys([chosen, "recall@10", "mrr@k"]))
+    trajectory_points = trajectory_points_of()
     if any(trajectory_points(report, FINAL_ANY_GOLD) for _, report in loaded):  # only when a saved run has agents
         plots += "".join(trend_plot(loaded, series, name, trajectory_points, f"{name} ({TRAJECTORY_WORDS})")
                          for name in dict.fromkeys([FINAL_ANY_GOLD, trajectory_metric]))

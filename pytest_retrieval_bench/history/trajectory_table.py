@@ -7,34 +7,37 @@ Runs without agents have no rows; a history without any has no such table.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from pytest_retrieval_bench.history.store import Loaded, series_labels
 from pytest_retrieval_bench.report.gate import run_pair_seed
 from pytest_retrieval_bench.report.tables import interval, number, signed
-from pytest_retrieval_bench.report.trajectory_values import (FINAL_ANY_GOLD, Values, final_any_gold_count, metric_mean, paired_values,
+from pytest_retrieval_bench.report.trajectory_values import (FINAL_ANY_GOLD, Values, final_any_gold_figures, metric_mean, paired_values,
                                                              report_trajectory_values)
 from pytest_retrieval_bench.scoring import stats
 from pytest_retrieval_bench.scoring.verdicts import verdict_of
 
 DEFAULT_METRIC = "final_file_f1"
-HEADERS = ["run", "series", "arm", "source", "n", "final-any-gold", "wilson 95%", "{metric}", "change in {metric}", "bootstrap 95%", "verdict"]
+HEADERS = ["run", "series", "arm", "source", "n", "final-any-gold", "95% Wilson", "{metric}", "change in {metric}", "bootstrap 95%", "verdict"]
 
 
-def _hits_and_bounds(values: Values) -> tuple[int, tuple[float, float]]:
-    """Final-any-gold's count and its Wilson interval."""
-    hits = final_any_gold_count(values)
-    return hits, stats.wilson_interval(hits, len(values))
+def trajectory_points_of() -> Callable[[dict[str, Any], str], dict[str, tuple[float, Any]]]:
+    """`points(report, metric)` for the history page: per arm (named with its source) the metric's
+    mean, with final-any-gold's Wilson interval when that is the metric. Each report's values are
+    rebuilt once for all its plots; an arm none of whose samples has the metric (a ranker's
+    same-budget figures have no ContextBench or supporting-file metrics) draws no line."""
+    found: dict[int, dict[str, tuple[str, Values]]] = {}
 
+    def points(report: dict[str, Any], metric: str) -> dict[str, tuple[float, Any]]:
+        if id(report) not in found:
+            found[id(report)] = report_trajectory_values(report.get("details", []))
+        shown = {}
+        for arm, (source, values) in found[id(report)].items():
+            if any(metric in row for row in values.values()):
+                _, bounds = final_any_gold_figures(values)
+                shown[f"{arm} [{source}]"] = (metric_mean(values, metric), list(bounds) if metric == FINAL_ANY_GOLD and bounds else None)
+        return shown
 
-def trajectory_points(report: dict[str, Any], metric: str) -> dict[str, tuple[float, Any]]:
-    """Per arm (named with its source): the metric's mean, and final-any-gold's Wilson interval
-    when that is the metric; nothing for a report without agents."""
-    points = {}
-    for arm, (source, values) in report_trajectory_values(report.get("details", [])).items():
-        mean = metric_mean(values, metric)
-        if values and mean is not None:
-            points[f"{arm} [{source}]"] = (mean, list(_hits_and_bounds(values)[1]) if metric == FINAL_ANY_GOLD else None)
     return points
 
 
@@ -46,7 +49,7 @@ def trajectory_history_rows(loaded: Loaded, metric: str = DEFAULT_METRIC) -> tup
     for run, report in loaded:
         label = series[run.counter]
         for arm, (source, values) in report_trajectory_values(report.get("details", [])).items():
-            hits, bounds = _hits_and_bounds(values)
+            hits, bounds = final_any_gold_figures(values)
             change, bootstrap, verdict = "-", "-", "new" if (label, arm) not in previous else "-"
             before = previous.get((label, arm))
             if before is not None:

@@ -14,21 +14,21 @@ from typing import Any, Sequence
 from pytest_retrieval_bench.report.gate_text import form_words, needed_note, new_arms_note
 from pytest_retrieval_bench.report.tables import (PAIRED_NOTE, Table, arm_table, fixed_width, groups_to_show, interval, number,
                                                   paired_table, printable, signed)
-from pytest_retrieval_bench.report.trajectory_values import TRAJECTORY_WORDS, final_any_gold_count, metric_mean, report_trajectory_values
-from pytest_retrieval_bench.scoring import stats
+from pytest_retrieval_bench.report.trajectory_values import TRAJECTORY_WORDS, final_any_gold_figures, metric_mean, report_trajectory_values
 
 OVERVIEW_HEADERS = ["arm", "source", "n", "final-any-gold", "95% Wilson", "final_file_recall", "final_file_precision", "final_file_f1"]
 
 
 def trajectory_overview(report: dict[str, Any]) -> Table:
-    """Per agent and per ranking arm's same-budget figures, over the samples with gold: final-any-gold
-    with its Wilson interval and the final files' mean recall, precision and F1. No rows without agents."""
+    """Per agent and per ranking arm's same-budget figures (at the agents' smallest `final_k`), over
+    the samples with gold: final-any-gold with its Wilson interval and the final files' mean recall,
+    precision and F1. A ranker's sample with an error or no file counts as no context, as the
+    paired figures count it (the section's same-budget contrast leaves such samples out, as the
+    bench does). An agent with no sample with gold shows n 0; no rows without agents."""
     rows = []
     for arm, (source, values) in report_trajectory_values(report.get("details", [])).items():
-        if not values:
-            continue
-        hits = final_any_gold_count(values)
-        rows.append([arm, source, str(len(values)), number(hits / len(values)), interval(stats.wilson_interval(hits, len(values))),
+        hits, bounds = final_any_gold_figures(values)
+        rows.append([arm, source, str(len(values)), number(hits / len(values) if values else None), interval(bounds),
                      *(number(metric_mean(values, name)) for name in OVERVIEW_HEADERS[5:])])
     return OVERVIEW_HEADERS, rows
 

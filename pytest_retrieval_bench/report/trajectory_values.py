@@ -73,9 +73,10 @@ def report_trajectory_values(details: Iterable[Mapping[str, Any]]) -> dict[str, 
     return dict(sorted(found.items()))
 
 
-def final_any_gold_count(values: Values) -> int:
-    """The samples with a gold file in the final context."""
-    return sum(1 for row in values.values() if row[FINAL_ANY_GOLD])
+def final_any_gold_figures(values: Values) -> tuple[int, tuple[float, float] | None]:
+    """The samples with a gold file in the final context, and the rate's Wilson 95% interval (None without samples)."""
+    hits = sum(1 for row in values.values() if row[FINAL_ANY_GOLD])
+    return hits, stats.wilson_interval(hits, len(values)) if values else None
 
 
 def metric_mean(values: Values, metric: str) -> float | None:
