@@ -161,6 +161,13 @@ def test_the_run_tables_show_each_agent_and_ranker_at_the_same_budget(run: tuple
     row = next(line.split() for line in lines[start + 2:] if line.startswith(RANKERS[0] + " "))
     assert contrast["evaluated"] == agent["evaluated"] - 5 and row[2] == str(agent["evaluated"])
     assert row[-1] == f"{contrast['metrics']['overall']['final_file_f1'] * contrast['evaluated'] / agent['evaluated']:.3f}"
+    no_gold = {sample.id for sample in samples if not sample.gold_files}
+    only_no_gold = build_report(registration=registration([AGENT]), samples=[sample for sample in samples if sample.id in no_gold],
+                                records=[r for r in records if r["arm"] == AGENT and r["sample_id"] in no_gold], baselines=[], limit=20,
+                                with_folds=False)
+    lines = report_lines(only_no_gold, 20, ["all"], None)
+    start = next(index for index, line in enumerate(lines) if line.startswith("trajectory (group all;"))
+    assert lines[start + 2].split() == [AGENT, "agent", "0", "-", "-", "-", "-", "-"]  # an agent with no sample with gold: n 0, nothing scored
     markdown = render_markdown(report, 20)  # the PR comment's summary has the same rows
     assert "Trajectory (agents' final context" in markdown and f"| arb-closed-tool | agent | {agent['evaluated']} | {rows[AGENT][3]} |" in markdown
     assert "Trajectory (" not in render_markdown(plain, 20)
