@@ -173,6 +173,8 @@ def unpack_entry(key: str, data: bytes) -> tuple[dict[str, np.ndarray], Any, mem
 
 #: what reading an entry may raise when it is damaged: the entry is then rebuilt
 DAMAGED = (OSError, ValueError, KeyError, TypeError, orjson.JSONDecodeError)
+#: what packing an entry may raise: nothing is stored, and the index is built again next run
+UNPACKABLE = (TypeError, ValueError, zstandard.ZstdError)
 
 
 class IndexCache:
@@ -203,11 +205,11 @@ class IndexCache:
 
     def load(self, content_digest: str, kind: str) -> Index | None:
         key = cache_key(content_digest, kind)
-        path = self._path(key)
-        try:
-            index = decode(key, kind, path.read_bytes())
-        except FileNotFoundError:
+        data = self.read_entry(key)
+        if data is None:
             return None
+        try:
+            index = decode(key, kind, data)
         except DAMAGED:
             return None
         try:
@@ -221,7 +223,7 @@ class IndexCache:
         key = cache_key(content_digest, kind)
         try:
             data = entry_parts(key, index)
-        except (TypeError, ValueError, zstandard.ZstdError):
+        except UNPACKABLE:
             return  # the cache only saves time: an entry that cannot be made is rebuilt next run
-        self.writes.write(self._path(key), data)
+        self.write_entry(key, data)
 

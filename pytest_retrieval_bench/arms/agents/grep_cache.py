@@ -22,7 +22,7 @@ import unicodedata
 from typing import Any, Callable
 
 from pytest_retrieval_bench.arms.agents.grep_index import GrepIndex, PathOrder
-from pytest_retrieval_bench.index.cache import DAMAGED, IndexCache, pack_entry, unpack_entry
+from pytest_retrieval_bench.index.cache import DAMAGED, UNPACKABLE, IndexCache, pack_entry, unpack_entry
 from pytest_retrieval_bench.index.invariants import check_grep_arrays
 
 KIND = "grep"
@@ -86,7 +86,7 @@ class GrepIndexCache:
         key = grep_key(files_digest)
         try:
             parts = grep_entry(key, index)
-        except (TypeError, ValueError):
+        except UNPACKABLE:
             parts = None  # the cache only saves time: an entry that cannot be made is built again next run
         if parts is not None:
             self.cache.write_entry(key, parts)
