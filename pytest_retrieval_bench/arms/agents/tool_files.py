@@ -120,11 +120,14 @@ class ToolFiles:
             self._path_order = self._index.paths if self._index is not None else PathOrder(list(self.texts))
         return self._path_order
 
+    def _made_haystack(self, path: str) -> str:
+        """A file's lowercased `path\\ntext`: the bench's haystack."""
+        return f"{path}\n{self.texts[path]}".lower()
+
     def _haystacks(self) -> list[str]:
-        """Every file's lowercased `path\\ntext` (the bench's haystack), in path order."""
+        """Every file's haystack, in path order."""
         if self._all_haystacks is None:
-            paths = self._order().paths
-            self._all_haystacks = [f"{path}\n{self.texts[path]}".lower() for path in paths]
+            self._all_haystacks = [self._made_haystack(path) for path in self._order().paths]
         return self._all_haystacks
 
     def _haystack(self, position: int, keep: bool = True) -> str:
@@ -133,8 +136,7 @@ class ToolFiles:
             return self._all_haystacks[position]
         haystack = self._some_haystacks.get(position)
         if haystack is None:
-            path = self._order().paths[position]
-            haystack = f"{path}\n{self.texts[path]}".lower()
+            haystack = self._made_haystack(self._order().paths[position])
             if keep:
                 self._some_haystacks[position] = haystack
         return haystack
