@@ -7,6 +7,7 @@ import tarfile
 from pathlib import Path
 from typing import IO, Any, Iterator, NamedTuple
 
+import orjson
 import zstandard
 
 from pytest_retrieval_bench.errors import InputError
@@ -153,3 +154,14 @@ def malformed_line(error: Exception, text: bytes) -> str:
     if position >= len(content.decode("utf-8")):
         return f"malformed JSON: {message} (the line ends before its JSON value does)"
     return f"malformed JSON at character {position + 1} of the line: {message}"
+
+
+def json_lines(data: bytes, source: str) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each non-blank line of JSON lines held in memory, parsed one at a
+    time as they are asked for; InputError naming the file and line at the first that is not JSON."""
+    for number, text in enumerate(data.split(b"\n"), start=1):
+        if text.strip():
+            try:
+                yield number, orjson.loads(text)
+            except orjson.JSONDecodeError as error:
+                raise InputError(source, f"not JSON: {error}", line=number) from None

@@ -15,11 +15,10 @@ import json
 import re
 from typing import Any
 
-import orjson
-
 from pytest_retrieval_bench.arms.agents.observations import token_prefix
 from pytest_retrieval_bench.arms.agents.protocol import Episode, context_step
 from pytest_retrieval_bench.errors import InputError
+from pytest_retrieval_bench.files.jsonl import json_lines
 from pytest_retrieval_bench.scoring.contextbench_context import Checkout, ContextStep, Span, filter_step
 from pytest_retrieval_bench.scoring.contextbench_trajectory import Prediction
 
@@ -149,14 +148,7 @@ def parse_records(data: bytes, source: str) -> list[tuple[int, Any]]:
             return _list_records(data.decode("utf-8"), source)
         except UnicodeDecodeError as error:
             raise InputError(source, f"not UTF-8: {error}") from None
-    found = []
-    for number, text in enumerate(data.split(b"\n"), start=1):
-        if text.strip():
-            try:
-                found.append((number, orjson.loads(text)))
-            except orjson.JSONDecodeError as error:
-                raise InputError(source, f"not JSON: {error}", line=number) from None
-    return found
+    return list(json_lines(data, source))
 
 
 def as_unified(prediction: Prediction) -> dict[str, Any]:

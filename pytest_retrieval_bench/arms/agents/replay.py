@@ -25,14 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-import orjson
-
 from pytest_retrieval_bench.arms.agents import contextbench_records
 from pytest_retrieval_bench.arms.agents.arm import AgentArm
 from pytest_retrieval_bench.arms.agents.environment import ClosedToolEnvironment
 from pytest_retrieval_bench.arms.agents.protocol import Episode
 from pytest_retrieval_bench.arms.base import Request
 from pytest_retrieval_bench.errors import InputError
+from pytest_retrieval_bench.files.jsonl import json_lines
 from pytest_retrieval_bench.files.sha256 import file_sha256
 from pytest_retrieval_bench.scoring.contextbench_context import TextCheckout
 from pytest_retrieval_bench.scoring.contextbench_trajectory import Prediction
@@ -153,13 +152,8 @@ def read_log(name: str, path: Path, log: TrajectoryLog | None = None) -> Traject
                 raise InputError(source, f"a second record for {instance_id!r} (one record per instance)", line=number, field="instance_id")
             log.predictions[instance_id] = prediction
         return log
-    for number, text in enumerate(data.split(b"\n"), start=1):
-        if not text.strip():
-            continue
-        try:
-            row = _object(orjson.loads(text), source, number, "")
-        except orjson.JSONDecodeError as error:
-            raise InputError(source, f"not JSON: {error}", line=number) from None
+    for number, value in json_lines(data, source):
+        row = _object(value, source, number, "")
         sample_id = str(row.get("sample_id") or row.get("id") or "")
         if not sample_id:
             raise InputError(source, "no sample id (`sample_id` or `id`)", line=number, field="sample_id")
@@ -179,13 +173,8 @@ def _format_of(data: bytes, source: str) -> str | None:
         first = contextbench_records.first_list_record(data)
         if first is not None and (first == [] or (isinstance(first, dict) and contextbench_records.is_unified_record(first))):
             return "contextbench"
-    for number, text in enumerate(data.split(b"\n"), start=1):
-        if text.strip():
-            try:
-                row = orjson.loads(text)
-            except orjson.JSONDecodeError as error:
-                raise InputError(source, f"not JSON: {error}", line=number) from None
-            return "contextbench" if isinstance(row, dict) and contextbench_records.is_unified_record(row) else "arb"
+    for _, row in json_lines(data, source):  # the first record only
+        return "contextbench" if isinstance(row, dict) and contextbench_records.is_unified_record(row) else "arb"
     return None
 
 
